@@ -75,12 +75,12 @@ class LLMConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
             raise ValueError(f"LLMConfig.model must be a non-empty string, got {self.model!r}")
+        if self.base_url == "":
+            self.base_url = None
         if self.base_url is not None:
             if not isinstance(self.base_url, str) or not re.match(r"^https?://", self.base_url):
                 raise ValueError(f"LLMConfig.base_url must start with http:// or https://, got {self.base_url!r}")
             self.base_url = self.base_url.rstrip("/")
-        if self.base_url == "":
-            self.base_url = None
         _require_number("timeout", self.timeout, minimum=0.0, strict=True)
         if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
             raise ValueError(f"LLMConfig.max_retries must be an integer >= 0, got {self.max_retries!r}")
@@ -92,8 +92,12 @@ class LLMConfig:
 
     @property
     def is_configured(self) -> bool:
-        """True when there is somewhere to send requests (a server URL or an OpenAI key) and a model."""
-        return bool(self.model) and bool(self.base_url or self.api_key)
+        """True when there is somewhere to send requests (a server URL or an OpenAI key) and a model.
+
+        `auto` only counts with a base URL: api.openai.com lists dozens of models, so we won't guess."""
+        if not self.model:
+            return False
+        return bool(self.base_url) or (bool(self.api_key) and self.model != AUTO_MODEL)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMConfig:
@@ -430,6 +434,9 @@ class LLMClient:
     def model(self) -> str:
         """The model name sent to the server; resolves `auto` via GET /models once."""
         if self._resolved_model is None:
+            if self.config.base_url is None:
+                raise LLMError(f"model={AUTO_MODEL!r} needs a base URL (a vLLM / Ray Serve server); "
+                               "for OpenAI set --model or ASKOPT_LLM_MODEL")
             page, _ = self._with_retries(self._client.models.list, "GET /models")
             ids = [m.id for m in page.data]
             if not ids:

@@ -91,7 +91,9 @@ class ScriptedOpenAIServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-openai", daemon=True)
+        # short poll interval: shutdown() waits for it, and tests start dozens of servers
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name="scripted-openai", daemon=True)
         self._thread.start()
         return self
 
