@@ -1,0 +1,527 @@
+"""Exact dynamic programming: finite-horizon value iteration, long-run average cost (relative value
+iteration), and exact evaluation of any stationary policy.
+
+State reduction. With state (I, x1..xL) and x1 arriving before this period's demand, everything that
+happens this period depends on I and x1 only through A = I + x1. So the value function lives on
+(A, x2..xL): one dimension fewer than the full state, and one Bellman backup is, for each value of the next
+state's first pipeline entry, a single matrix product with the transition matrix M[A, next on-hand] built
+by `dynamics.settle` itself (no second copy of the rules).
+
+Bounds. System stock and order size are bounded by demand quantiles (no fixed tiny caps): the inventory
+position never needs to exceed the (L+1)-period demand quantile plus one order, and an order never needs to
+exceed the demand quantile over an EOQ cycle. If the optimal policy ever sits on such a bound, the bound is
+doubled and the problem solved again, so the bounds never decide the answer. Backlog is truncated at a deep
+demand quantile (mass below is lumped). Past `max_states` / `max_work`, the answer is "intractable: N states".
+
+Backlog without perishability has an exact one-dimensional reduction: the cost charged in period t+L is a
+function of the inventory position after ordering in period t, so the DP runs on the position alone
+(any lead time).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from inventory.dynamics import settle
+from inventory.policies import Policy, StatePolicy
+from inventory.problem import Problem
+
+BIG = 1e15
+TAIL = 1e-7
+
+
+class Intractable(Exception):
+    def __init__(self, states: int, reason: str):
+        self.states = states
+        super().__init__(f"intractable: {states} states ({reason})")
+
+
+@dataclass
+class DPResult:
+    status: str  # "solved" | "intractable"
+    states: int
+    optimal_cost: float | None
+    seconds: float
+    objective: str = "finite"
+    policy: Policy | None = None
+    reason: str = ""
+    bounds: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "status": self.status,
+            "states": int(self.states),
+            "optimal_cost": self.optimal_cost,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+# ---------------------------------------------------------------------------------------------------
+# Demand helpers
+# ---------------------------------------------------------------------------------------------------
+
+
+def _pmf_n(problem: Problem, n: int, upto: int) -> np.ndarray:
+    """pmf of demand summed over n periods, on 0..upto, tail lumped at upto."""
+    base = problem.demand.pmf(max(1, problem.demand.support_max(1e-14)))
+    out = np.array([1.0])
+    for _ in range(n):
+        out = np.convolve(out, base)
+    res = np.zeros(upto + 1)
+    m = min(out.size, upto + 1)
+    res[:m] = out[:m]
+    res[-1] += max(0.0, 1.0 - res.sum())
+    return res
+
+
+def _quantile_n(problem: Problem, n: int, tail: float = TAIL) -> int:
+    d = problem.demand
+    if d.kind == "poisson":
+        return int(stats.poisson.isf(tail, n * d.mean_param)) + 1 if d.mean_param > 0 else 0
+    p = _pmf_n(problem, n, n * d.support_max(1e-12) + 1)
+    return int(np.searchsorted(np.cumsum(p), 1 - tail)) + 1
+
+
+@dataclass(frozen=True)
+class Bounds:
+    lo: int  # lowest on-hand / available value (negative = backlog)
+    hi: int  # highest inventory position
+    qmax: int  # largest order considered
+
+    @property
+    def A(self) -> int:
+        return self.hi - self.lo + 1
+
+    @property
+    def Q(self) -> int:
+        return self.qmax + 1
+
+
+def default_bounds(problem: Problem) -> Bounds:
+    L = problem.lead_time
+    mu = max(problem.demand.mean, 1e-9)
+    h = max(problem.holding_cost, 1e-9)
+    eoq_periods = 1 + math.ceil(2 * math.sqrt(2 * problem.setup_cost / (h * mu))) if problem.setup_cost > 0 else 1
+    q_bound = min(problem.max_order, max(1, _quantile_n(problem, eoq_periods, 1e-6)))
+    # without a setup cost the order-up-to level never needs more than the lead-time demand quantile
+    batch = q_bound if problem.setup_cost > 0 else 0
+    hi = min(problem.max_inventory, _quantile_n(problem, L + 1, 1e-6) + batch)
+    hi = max(hi, problem.initial_inventory)
+    q_bound = min(q_bound, hi)
+    lo = 0 if problem.lost_sales else -_quantile_n(problem, L + 1, 1e-9)
+    return Bounds(lo, hi, q_bound)
+
+
+def _cap_bounds(problem: Problem, b: Bounds) -> Bounds:
+    hi = min(problem.max_inventory, b.hi)
+    return Bounds(b.lo, hi, min(problem.max_order, b.qmax, hi - b.lo))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Model: transition matrix and one-period cost from the shared dynamics
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Model:
+    problem: Problem
+    b: Bounds
+    M: np.ndarray  # (A, A): P(next on-hand = j | available = a)
+    c: np.ndarray  # (A,): expected holding + penalty cost given available a
+    rest_sum: np.ndarray  # (Q^(L-1),): x2+..+xL for each flattened rest index
+    K: float
+
+
+def _build(problem: Problem, b: Bounds) -> _Model:
+    A = b.A
+    values = np.arange(b.lo, b.hi + 1)
+    dmax = max(problem.demand.support_max(1e-13), b.hi - b.lo + 1)
+    p = problem.demand.pmf(dmax)
+    d = np.arange(dmax + 1)
+    nxt, held, short, _ = settle(values[:, None], d[None, :], problem.lost_sales, problem.perishable)
+    nxt = np.clip(nxt, b.lo, b.hi) - b.lo  # backlog beyond the truncation is lumped at the floor
+    M = np.zeros((A, A))
+    rows = np.broadcast_to(np.arange(A)[:, None], nxt.shape)
+    np.add.at(M, (rows, nxt), np.broadcast_to(p, nxt.shape))
+    c = problem.holding_cost * (held @ p) + problem.penalty_cost * (short @ p)
+    L = problem.lead_time
+    if L >= 2:
+        grids = np.indices((b.Q,) * (L - 1)).reshape(L - 1, -1)
+        rest_sum = grids.sum(axis=0)
+    else:
+        rest_sum = np.zeros(1, dtype=np.int64)
+    return _Model(problem, b, M, c, rest_sum, problem.setup_cost)
+
+
+def state_count(problem: Problem, b: Bounds | None = None) -> tuple[int, float, float]:
+    """(states, work per backup in flops, memory entries) of the reduced DP under bounds b."""
+    b = b or _cap_bounds(problem, default_bounds(problem))
+    L = problem.lead_time
+    if not problem.lost_sales and not problem.perishable:
+        return b.A, float(b.A * b.Q), float(b.A * b.Q)
+    if L == 0:
+        return b.A, float(b.A * b.A * b.Q), float(b.A * b.Q)
+    states = b.A * b.Q ** (L - 1)
+    return states, float(b.A) * b.A * float(b.Q) ** L, float(b.A) * float(b.Q) ** L
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bellman backup (general state, L >= 1 and L == 0)
+# ---------------------------------------------------------------------------------------------------
+
+
+def _continuation(m: _Model, F: np.ndarray) -> np.ndarray:
+    """W[a, rest, q] = E F(next on-hand + first pipeline entry, remaining pipeline, q).
+
+    F has shape (A, Q^(L-1)) over (available, x2..xL). The next state's available stock is the next
+    on-hand plus its first pipeline entry (x2, or the new order q when L = 1).
+    """
+    A, Q = m.b.A, m.b.Q
+    cols = F.shape[1]
+    Fpad = np.vstack([F, np.full((Q, cols), BIG)])
+    W = np.empty((A, Q, cols))
+    for shift in range(Q):
+        np.matmul(m.M, Fpad[shift : shift + A], out=W[:, shift, :])
+    return W.reshape(A, -1, Q)  # (a, [x2..xL], q): the shift is x2 (L >= 2) or q (L = 1)
+
+
+def _best_order(m: _Model, W: np.ndarray, policy_q: np.ndarray | None = None):
+    """Minimise K*1{q>0} + W over feasible q, or evaluate the given orders; returns (value, q)."""
+    b = m.b
+    values = np.arange(b.lo, b.hi + 1)[:, None]
+    cap = np.minimum(b.hi - values - m.rest_sum[None, :], b.qmax)  # (A, rest)
+    feasible = cap >= 0
+    capc = np.clip(cap, 0, b.qmax)
+    if policy_q is not None:
+        q = np.clip(policy_q, 0, capc)
+        val = np.take_along_axis(W, q[..., None], axis=-1)[..., 0] + m.K * (q > 0)
+    else:
+        w0 = W[..., 0]
+        if b.qmax >= 1:
+            pos = W[..., 1:]
+            cm = np.minimum.accumulate(pos, axis=-1)
+            arg = _prefix_argmin(pos, cm)
+            idx = np.maximum(capc - 1, 0)[..., None]
+            best = np.take_along_axis(cm, idx, axis=-1)[..., 0] + m.K
+            qbest = np.take_along_axis(arg, idx, axis=-1)[..., 0] + 1
+            use = (capc >= 1) & (best < w0 - 1e-12)
+            val = np.where(use, best, w0)
+            q = np.where(use, qbest, 0)
+        else:
+            val, q = w0, np.zeros_like(capc)
+    val = np.where(feasible, val, BIG)
+    return val, np.where(feasible, q, 0)
+
+
+def _prefix_argmin(x: np.ndarray, cm: np.ndarray) -> np.ndarray:
+    n = x.shape[-1]
+    prev = np.concatenate([np.full(x.shape[:-1] + (1,), np.inf), cm[..., :-1]], axis=-1)
+    idx = np.where(x < prev, np.arange(n), 0)
+    return np.maximum.accumulate(idx, axis=-1)
+
+
+def _backup(m: _Model, F_next: np.ndarray, policy_q=None):
+    """One Bellman backup on the reduced state; returns (F, q table)."""
+    p = m.problem
+    if p.lead_time == 0:
+        return _backup_l0(m, F_next[:, 0], policy_q)
+    W = _continuation(m, F_next)
+    U, q = _best_order(m, W, policy_q)
+    return m.c[:, None] + U, q
+
+
+def _backup_l0(m: _Model, V_next: np.ndarray, policy_q=None):
+    """L = 0: the order arrives before demand, so cost and transition depend on y = I + q."""
+    b = m.b
+    G = m.c + m.M @ V_next  # (A,) by y
+    Gpad = np.concatenate([G, np.full(b.Q, BIG)])
+    I = np.arange(b.A)
+    W = Gpad[I[:, None] + np.arange(b.Q)[None, :]]  # (A, Q): W[I, q] = G(I + q)
+    val, q = _best_order(m, W[:, None, :], None if policy_q is None else policy_q)
+    return val, q
+
+
+# ---------------------------------------------------------------------------------------------------
+# Position-only backlog DP (exact for non-perishable backlog, any lead time)
+# ---------------------------------------------------------------------------------------------------
+
+
+def _position_model(problem: Problem, b: Bounds):
+    L = problem.lead_time
+    values = np.arange(b.lo, b.hi + 1)
+    dmax = max(problem.demand.support_max(1e-13) * (L + 1), b.hi - b.lo + 1)
+    pL = _pmf_n(problem, L + 1, dmax)
+    d = np.arange(dmax + 1)
+    _, held, short, _ = settle(values[:, None], d[None, :], False, False)
+    G = problem.holding_cost * (held @ pL) + problem.penalty_cost * (short @ pL)
+    p1 = problem.demand.pmf(max(problem.demand.support_max(1e-13), b.hi - b.lo + 1))
+    d1 = np.arange(p1.size)
+    nxt = np.clip(values[:, None] - d1[None, :], b.lo, b.hi) - b.lo
+    M = np.zeros((b.A, b.A))
+    np.add.at(M, (np.broadcast_to(np.arange(b.A)[:, None], nxt.shape), nxt), np.broadcast_to(p1, nxt.shape))
+    return G, M
+
+
+def _position_backup(problem, b, G, M, V_next, policy_q=None, active=True):
+    """V(x) = min_q K*1{q>0} + G(x+q) + E V(x+q-D), q <= min(qmax, hi - x)."""
+    if not active:  # orders placed now never arrive within the horizon
+        return M @ V_next, np.zeros(b.A, dtype=np.int64)
+    H = G + M @ V_next  # by y
+    Hpad = np.concatenate([H, np.full(b.Q, BIG)])
+    W = Hpad[np.arange(b.A)[:, None] + np.arange(b.Q)[None, :]]
+    m = _Model(problem, b, M, np.zeros(b.A), np.zeros(1, dtype=np.int64), problem.setup_cost)
+    val, q = _best_order(m, W[:, None, :], policy_q)
+    return val[:, 0], q[:, 0]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------------------------------
+
+
+def solve(
+    problem: Problem,
+    objective: str = "finite",
+    max_states: int = 3_000_000,
+    max_work: float = 2.5e11,
+    bounds: Bounds | None = None,
+    tol: float = 1e-7,
+    max_iter: int = 20_000,
+) -> DPResult:
+    """Optimal cost and policy; `objective` finite (total over the horizon) or average (per period)."""
+    if objective not in ("finite", "average"):
+        raise ValueError(f"objective: {objective!r} is not allowed; allowed: finite, average")
+    t0 = time.perf_counter()
+    b = _cap_bounds(problem, bounds or default_bounds(problem))
+    for _ in range(8):
+        try:
+            states = _check_tractable(problem, b, objective, max_states, max_work)
+        except Intractable as exc:
+            return DPResult("intractable", exc.states, None, time.perf_counter() - t0, objective, reason=str(exc))
+        cost, policy, tables, hit = _solve_with(problem, b, objective, tol, max_iter)
+        if not hit or bounds is not None:
+            return DPResult(
+                "solved", states, cost, time.perf_counter() - t0, objective, policy,
+                bounds={"lo": b.lo, "hi": b.hi, "qmax": b.qmax},
+            )
+        b = _cap_bounds(problem, Bounds(b.lo * 2, b.hi * 2, b.qmax * 2))
+    return DPResult("solved", states, cost, time.perf_counter() - t0, objective, policy)
+
+
+def _check_tractable(problem, b, objective, max_states, max_work) -> int:
+    states, work, memory = state_count(problem, b)
+    total_work = work * (problem.horizon if objective == "finite" else 300)
+    if states > max_states or memory > 4 * max_states or total_work > max_work:
+        full = _full_state_count(problem, b)
+        raise Intractable(full, f"reduced DP needs {states} states, {total_work:.2g} flops")
+    return states
+
+
+def _full_state_count(problem: Problem, b: Bounds) -> int:
+    """Size of the (on-hand, pipeline) state space under the bounds, for the intractable message."""
+    return int(b.A * b.Q ** problem.lead_time)
+
+
+def _position_mode(problem: Problem) -> bool:
+    return not problem.lost_sales and not problem.perishable
+
+
+def _solve_with(problem: Problem, b: Bounds, objective: str, tol: float, max_iter: int):
+    """Returns (cost, policy, q tables, bound_hit)."""
+    if _position_mode(problem):
+        return _solve_position(problem, b, objective, tol, max_iter)
+    m = _build(problem, b)
+    cols = m.rest_sum.size
+    start = problem.initial_inventory - b.lo
+    if objective == "finite":
+        F = np.zeros((b.A, cols))
+        tables = np.zeros((problem.horizon, b.A, cols), dtype=np.int32)
+        for t in range(problem.horizon - 1, -1, -1):
+            F, q = _backup(m, F)
+            tables[t] = q
+        cost = float(F[start, 0])
+        policy = _table_policy(problem, b, tables, stationary=False)
+        return cost, policy, tables, _bound_hit(problem, b, tables, m.rest_sum)
+    F = np.zeros((b.A, cols))
+    g, q = _relative_value_iteration(lambda F_: _backup(m, F_), F, tol, max_iter)
+    policy = _table_policy(problem, b, q[None], stationary=True)
+    return g, policy, q[None], _bound_hit(problem, b, q[None], m.rest_sum)
+
+
+def _relative_value_iteration(backup, F, tol, max_iter):
+    """Average cost g with Odoni bounds; the reference state is (0 available, empty pipeline)."""
+    q = None
+    for _ in range(max_iter):
+        F_new, q = backup(F)
+        ok = F_new < BIG / 10
+        diff = (F_new - F)[ok]
+        lo, hi = float(diff.min()), float(diff.max())
+        F = np.where(ok, F_new - F_new.flat[0] if F_new.ndim == 1 else F_new - F_new[0, 0], F_new)
+        if hi - lo <= tol * max(1.0, abs(hi)):
+            return (lo + hi) / 2, q
+    return (lo + hi) / 2, q
+
+
+def _solve_position(problem, b, objective, tol, max_iter):
+    G, M = _position_model(problem, b)
+    L = problem.lead_time
+    start = problem.initial_inventory - b.lo
+    if objective == "finite":
+        T = problem.horizon
+        # periods 0..L-1 are decided by the initial state (nothing ordered arrives in time)
+        pre = 0.0
+        for k in range(min(L, T)):
+            pk = _pmf_n(problem, k + 1, problem.demand.support_max(1e-13) * (k + 1) + problem.initial_inventory + 1)
+            d = np.arange(pk.size)
+            _, held, short, _ = settle(problem.initial_inventory, d, False, False)
+            pre += problem.holding_cost * (held @ pk) + problem.penalty_cost * (short @ pk)
+        V = np.zeros(b.A)
+        tables = np.zeros((T, b.A, 1), dtype=np.int32)
+        for t in range(T - 1, -1, -1):
+            V, q = _position_backup(problem, b, G, M, V, active=t + L <= T - 1)
+            tables[t, :, 0] = q
+        cost = pre + float(V[start])
+        policy = _position_policy(problem, b, tables, stationary=False)
+        return cost, policy, tables, _bound_hit_position(problem, b, tables)
+    V = np.zeros(b.A)
+    g, q = _relative_value_iteration(lambda V_: _position_backup(problem, b, G, M, V_), V, tol, max_iter)
+    tables = q.reshape(1, b.A, 1)
+    return g, _position_policy(problem, b, tables, stationary=True), tables, _bound_hit_position(problem, b, tables)
+
+
+def _bound_hit(problem: Problem, b: Bounds, tables: np.ndarray, rest_sum: np.ndarray) -> bool:
+    """Did the optimal policy press against a bound that is tighter than the problem's own caps?"""
+    values = np.arange(b.lo, b.hi + 1)[None, :, None]
+    position_after = values + rest_sum[None, None, :] + tables
+    ordered = tables > 0
+    hit_q = b.qmax < problem.max_order and bool(np.any(tables >= b.qmax))
+    hit_hi = b.hi < problem.max_inventory and bool(np.any(ordered & (position_after >= b.hi)))
+    return hit_q or hit_hi
+
+
+def _bound_hit_position(problem, b, tables) -> bool:
+    return _bound_hit(problem, b, tables, np.zeros(1, dtype=np.int64))
+
+
+def _table_policy(problem: Problem, b: Bounds, tables: np.ndarray, stationary: bool) -> StatePolicy:
+    L = problem.lead_time
+    Q = b.Q
+
+    def fn(on_hand, pipeline, t):
+        on_hand = np.asarray(on_hand)
+        pipeline = np.asarray(pipeline).reshape(on_hand.size, L)
+        a = on_hand + (pipeline[:, 0] if L >= 1 else 0)
+        a_idx = np.clip(a - b.lo, 0, b.A - 1)
+        if L >= 2:
+            rest = np.clip(pipeline[:, 1:], 0, Q - 1)
+            r_idx = np.ravel_multi_index(tuple(rest.T), (Q,) * (L - 1))
+        else:
+            r_idx = np.zeros(on_hand.size, dtype=np.int64)
+        tt = 0 if stationary else min(int(t), tables.shape[0] - 1)
+        return tables[tt, a_idx, r_idx]
+
+    return StatePolicy(fn=fn, title="DP optimal" + (" (stationary)" if stationary else ""),
+                       meta={"policy": "dp_table", "stationary": stationary})
+
+
+def _position_policy(problem: Problem, b: Bounds, tables: np.ndarray, stationary: bool) -> StatePolicy:
+    def fn(on_hand, pipeline, t):
+        x = np.asarray(on_hand) + np.asarray(pipeline).reshape(np.asarray(on_hand).size, -1).sum(axis=1)
+        idx = np.clip(x - b.lo, 0, b.A - 1)
+        tt = 0 if stationary else min(int(t), tables.shape[0] - 1)
+        return tables[tt, idx, 0]
+
+    return StatePolicy(fn=fn, title="DP optimal" + (" (stationary)" if stationary else ""),
+                       meta={"policy": "dp_table", "stationary": stationary})
+
+
+def evaluate_policy(
+    problem: Problem,
+    policy: Policy,
+    objective: str = "finite",
+    max_states: int = 3_000_000,
+    max_work: float = 4e10,
+    tol: float = 1e-8,
+    max_iter: int = 50_000,
+) -> DPResult:
+    """Exact expected cost of a stationary inventory-position policy ((s,S), base-stock, (s,Q), ...).
+
+    No simulation noise: this is what the search and heuristics are scored against where tractable.
+    """
+    if objective not in ("finite", "average"):
+        raise ValueError(f"objective: {objective!r} is not allowed; allowed: finite, average")
+    if policy.needs_state:
+        raise ValueError("policy: exact evaluation needs an inventory-position policy ((s,S), bs, sq, rq, const)")
+    t0 = time.perf_counter()
+    base = default_bounds(problem)
+    b = _cap_bounds(problem, Bounds(base.lo, problem.max_inventory, problem.max_order))
+    try:
+        states = _check_tractable(problem, b, objective, max_states, max_work)
+    except Intractable as exc:
+        return DPResult("intractable", exc.states, None, time.perf_counter() - t0, objective, reason=str(exc))
+    if _position_mode(problem):
+        cost = _evaluate_position(problem, b, policy, objective, tol, max_iter)
+    else:
+        cost = _evaluate_general(problem, b, policy, objective, tol, max_iter)
+    return DPResult("solved", states, cost, time.perf_counter() - t0, objective)
+
+
+def _orders_by_position(policy: Policy, positions: np.ndarray) -> np.ndarray:
+    q = policy.order_from_position(positions.reshape(1, -1), 0)
+    return np.asarray(np.rint(q), dtype=np.int64).reshape(positions.shape)
+
+
+def _evaluate_general(problem, b, policy, objective, tol, max_iter) -> float:
+    m = _build(problem, b)
+    values = np.arange(b.lo, b.hi + 1)[:, None]
+    L = problem.lead_time
+    position = values + (m.rest_sum[None, :] if L >= 1 else 0)
+    q_pol = _orders_by_position(policy, position)
+    cols = m.rest_sum.size
+    start = problem.initial_inventory - b.lo
+    if objective == "finite":
+        F = np.zeros((b.A, cols))
+        for _ in range(problem.horizon):
+            F, _q = _backup(m, F, q_pol)
+        return float(F[start, 0])
+    g, _ = _relative_value_iteration(lambda F_: _backup(m, F_, q_pol), np.zeros((b.A, cols)), tol, max_iter)
+    return g
+
+
+def _evaluate_position(problem, b, policy, objective, tol, max_iter) -> float:
+    G, M = _position_model(problem, b)
+    positions = np.arange(b.lo, b.hi + 1)
+    q_pol = _orders_by_position(policy, positions)[:, None]
+    L = problem.lead_time
+    if objective == "finite":
+        T = problem.horizon
+        pre = 0.0
+        for k in range(min(L, T)):
+            pk = _pmf_n(problem, k + 1, problem.demand.support_max(1e-13) * (k + 1) + problem.initial_inventory + 1)
+            _, held, short, _ = settle(problem.initial_inventory, np.arange(pk.size), False, False)
+            pre += problem.holding_cost * (held @ pk) + problem.penalty_cost * (short @ pk)
+        V = np.zeros(b.A)
+        for t in range(T - 1, -1, -1):
+            active = t + L <= T - 1
+            if active:
+                V, _q = _position_backup(problem, b, G, M, V, q_pol)
+            else:  # the policy still orders (and pays setup) even though nothing arrives in time
+                q_now = np.clip(_orders_by_position(policy, positions), 0,
+                                np.minimum(b.qmax, b.hi - positions))
+                V = problem.setup_cost * (q_now > 0) + _shift_position(M, V, q_now, b)
+        return pre + float(V[problem.initial_inventory - b.lo])
+    g, _ = _relative_value_iteration(
+        lambda V_: _position_backup(problem, b, G, M, V_, q_pol), np.zeros(b.A), tol, max_iter
+    )
+    return g
+
+
+def _shift_position(M, V, q, b) -> np.ndarray:
+    """E V(x + q(x) - D) for the inactive tail periods."""
+    y = np.clip(np.arange(b.A) + q, 0, b.A - 1)
+    return (M @ V)[y]
