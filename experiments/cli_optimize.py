@@ -1,0 +1,83 @@
+"""`askopt optimize PARAMS --out DIR [--dqn-steps N] [--no-dqn]`: run the Optimization Agent on a parameter file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from inventory.problem import ParameterError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "optimize",
+        help="search (s,S), base-stock, exact DP and a DQN; score all by L(pi) and write deployment artifacts",
+        description="Solve the problem in PARAMS (CSV or JSON parameter table) with every applicable method, "
+        "score them on common random numbers by L(pi) = E[cost] + exp(-lambda) Std[cost], write the artifacts.",
+    )
+    p.add_argument("params", metavar="PARAMS", help="parameter table (.csv or .json)")
+    p.add_argument("--out", required=True, help="directory for deployment_artifacts (created if missing)")
+    p.add_argument("--dqn-steps", type=int, default=None, help="DQN training environment steps (default 150000)")
+    p.add_argument("--dqn-seconds", type=float, default=None, help="DQN wall-clock training budget (default 60)")
+    p.add_argument("--trainer", choices=("torch", "rllib"), default="torch",
+                   help="DQN trainer: fast pure-torch (default) or RLlib DQN")
+    p.add_argument("--no-dqn", action="store_true", help="skip DQN training")
+    p.add_argument("--no-dp", action="store_true", help="skip the exact DP")
+    p.add_argument("--replications", type=int, default=2000, help="final scoring replications (default 2000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(handler=run_optimize)
+
+
+def _input_error(message: str) -> Exception:
+    """experiments.cli.UserInputError, also a ValueError so `python -m experiments.cli` (a second copy of the
+    module as __main__) still prints it as a one-line error with exit code 2."""
+    from experiments.cli import UserInputError
+
+    cls = type("OptimizeInputError", (UserInputError, ValueError), {})
+    return cls(message)
+
+
+def run_optimize(args: argparse.Namespace) -> int:
+    from agents.optimization import OptimizationAgent, OptimizationConfig
+    from inventory.spec import load_problem
+
+    if args.dqn_steps is not None and args.dqn_steps < 1:
+        raise _input_error(f"--dqn-steps: {args.dqn_steps} is not allowed; must be a whole number >= 1")
+    if args.dqn_seconds is not None and args.dqn_seconds <= 0:
+        raise _input_error(f"--dqn-seconds: {args.dqn_seconds} is not allowed; must be > 0")
+    if args.replications < 2:
+        raise _input_error(f"--replications: {args.replications} is not allowed; must be >= 2")
+    try:
+        problem = load_problem(args.params)
+    except ParameterError as exc:
+        raise _input_error(str(exc)) from None
+    except ValueError as exc:
+        raise _input_error(f"PARAMS: {exc}") from None
+
+    kwargs = {"dqn": not args.no_dqn, "use_dp": not args.no_dp, "replications": args.replications,
+              "seed": args.seed, "dqn_trainer": args.trainer}
+    if args.dqn_steps is not None:
+        kwargs["dqn_steps"] = args.dqn_steps
+    if args.dqn_seconds is not None:
+        kwargs["dqn_seconds"] = args.dqn_seconds
+    out = Path(args.out)
+    result = OptimizationAgent(OptimizationConfig(**kwargs)).run(problem, out_dir=out, progress=True)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2, default=str))
+        return 0
+    lam = problem.risk_tolerance
+    print(f"L(pi) = E[cost] + exp(-lambda) Std[cost], lambda = {lam:g}; {args.replications} replications")
+    print(f"{'policy':<12}{'label':<22}{'mean':>11}{'std':>10}{'L(pi)':>12}")
+    for sc in sorted(result.scores, key=lambda s: s.objective):
+        mark = "  <- winner" if sc is result.winner else ""
+        print(f"{sc.name:<12}{sc.label:<22}{sc.mean_cost:>11.2f}{sc.std_cost:>10.2f}{sc.objective:>12.2f}{mark}")
+    if result.dp and result.dp.get("status") == "solved":
+        print(f"exact DP optimum (expected cost): {result.dp['optimal_cost']:.2f}")
+    if result.winner.name != "ss":
+        print(f"best (s,S) costs {result.ss_extra_cost_pct:.2f}% more than the winner")
+    for note in result.notes:
+        print(f"note: {note}")
+    print(f"artifacts: {out} ({result.seconds:.1f} s)")
+    return 0
