@@ -240,8 +240,8 @@ def _backup_l0(m: _Model, V_next: np.ndarray, policy_q=None):
     b = m.b
     G = m.c + m.M @ V_next  # (A,) by y
     Gpad = np.concatenate([G, np.full(b.Q, BIG)])
-    I = np.arange(b.A)
-    W = Gpad[I[:, None] + np.arange(b.Q)[None, :]]  # (A, Q): W[I, q] = G(I + q)
+    on_hand = np.arange(b.A)
+    W = Gpad[on_hand[:, None] + np.arange(b.Q)[None, :]]  # (A, Q): W[I, q] = G(I + q)
     val, q = _best_order(m, W[:, None, :], None if policy_q is None else policy_q)
     return val, q
 

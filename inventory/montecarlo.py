@@ -206,7 +206,7 @@ def evaluations_frame(evals: list[Evaluation]) -> pd.DataFrame:
 
 def _scalar(v, i):
     a = np.atleast_1d(v)
-    if a.dtype == object:
+    if a.dtype.kind not in "iuf":
         return v
     x = a[i] if a.size > 1 else a[0]
     return int(x) if float(x).is_integer() else float(x)

@@ -126,9 +126,10 @@ class ParameterTable:
 
     def to_problem(self) -> Problem:
         """The validated Problem; raises ParameterError on a missing, conflicting or inconsistent field."""
-        for p in PARAMETERS:
-            if self.rows[p].status != "defined":
-                raise ParameterError(p, self.rows[p].value, f"is {self.rows[p].status}; it must be defined")
+        for p in self.conflicts():
+            raise ParameterError(p, format_value(p, self.rows[p].value), "is in conflict; resolve it first")
+        for p in self.undefined():
+            raise ParameterError(p, None, "is undefined; it must be defined")
         return problem_from_values(self.as_dict(), self.base_dir)
 
     # ---- formats ------------------------------------------------------------------------------------

@@ -1,0 +1,138 @@
+"""Exact DP: brute force, published optima, stockpyl's exact (s,S), ordering DP <= (s,S) <= heuristics."""
+
+import functools
+
+import numpy as np
+import pytest
+
+from inventory import dp
+from inventory.demand import Demand
+from inventory.dynamics import step
+from inventory.montecarlo import evaluate
+from inventory.policies import BaseStockPolicy, SQPolicy, SSPolicy
+from inventory.problem import Problem
+from inventory.search import search_ss
+
+
+def tiny(**kw):
+    base = dict(horizon=4, demand=Demand.poisson(1.5), lost_sales=True, holding_cost=1, penalty_cost=4,
+                setup_cost=2, lead_time=1, max_inventory=6, max_order=3, initial_inventory=1)
+    base.update(kw)
+    return Problem(**base)
+
+
+def brute_force(p: Problem) -> float:
+    """Expectimax over every order in every reachable state, using only `dynamics.step`."""
+    pmf = p.demand.pmf(p.demand.support_max(1e-14))
+
+    @functools.lru_cache(None)
+    def V(t, on_hand, pipe):
+        if t == p.horizon:
+            return 0.0
+        best = np.inf
+        room = min(p.max_order, max(p.max_inventory - on_hand - sum(pipe), 0))
+        for q in range(room + 1):
+            total = 0.0
+            for d, pr in enumerate(pmf):
+                if pr > 1e-15:
+                    s = step(p, on_hand, np.array(pipe, dtype=np.int64), q, d)
+                    total += pr * (float(s.cost) + V(t + 1, int(s.on_hand), tuple(int(x) for x in s.pipeline)))
+            best = min(best, total)
+        return best
+
+    return V(0, p.initial_inventory, (0,) * p.lead_time)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(lead_time=0), dict(lead_time=1), dict(lead_time=2),
+        dict(lost_sales=False, lead_time=2), dict(perishable=True, lead_time=1),
+        dict(lost_sales=False, perishable=True, lead_time=1), dict(demand=Demand.uniform(0, 3), setup_cost=0),
+    ],
+)
+def test_dp_equals_brute_force(kw):
+    p = tiny(**kw)
+    r = dp.solve(p)
+    assert r.status == "solved"
+    assert r.optimal_cost == pytest.approx(brute_force(p), abs=1e-7)
+
+
+# Zipkin (2008), "Old and new methods for lost-sales inventory systems", Oper. Res. 56(5), Table:
+# optimal average cost, Poisson(5) demand, h = 1, lost-sales penalty p, lead time L.
+ZIPKIN = {(1, 4): 4.04, (1, 9): 5.44, (1, 19): 6.68, (1, 39): 7.84,
+          (2, 4): 4.40, (2, 9): 6.09, (2, 19): 7.66, (2, 39): 9.11}
+
+
+@pytest.mark.parametrize("L,pen", sorted(ZIPKIN))
+def test_lost_sales_optimum_matches_published(L, pen):
+    p = Problem(horizon=50, demand=Demand.poisson(5), lost_sales=True, holding_cost=1, penalty_cost=pen,
+                setup_cost=0, lead_time=L, max_inventory=200, max_order=200)
+    r = dp.solve(p, objective="average")
+    assert r.status == "solved"
+    assert r.optimal_cost == pytest.approx(ZIPKIN[(L, pen)], abs=0.006)
+
+
+@pytest.mark.parametrize("h,b,K,mu", [(1, 4, 5, 6), (1, 9, 20, 4), (0.5, 3, 10, 8)])
+def test_search_and_dp_agree_with_stockpyl_exact_ss(h, b, K, mu):
+    ss = pytest.importorskip("stockpyl.ss")
+    s_ref, S_ref, g_ref = ss.s_s_discrete_exact(h, b, K, True, mu)
+    p = Problem(horizon=50, demand=Demand.poisson(mu), lost_sales=False, holding_cost=h, penalty_cost=b,
+                setup_cost=K, lead_time=0, max_inventory=150, max_order=150)
+    # stockpyl orders when the position is at or below s; ours strictly below
+    exact_ref = dp.evaluate_policy(p, SSPolicy(int(s_ref) + 1, int(S_ref)), objective="average").optimal_cost
+    assert exact_ref == pytest.approx(g_ref, rel=1e-6)
+    assert dp.solve(p, objective="average").optimal_cost == pytest.approx(g_ref, rel=1e-6)
+    found = search_ss(p, objective="average")
+    found_exact = dp.evaluate_policy(p, found.policy, objective="average").optimal_cost
+    assert found_exact <= g_ref * 1.005
+
+
+def test_ordering_dp_then_ss_then_heuristics():
+    p = Problem(horizon=30, demand=Demand.poisson(4), lost_sales=True, holding_cost=0.5, penalty_cost=5,
+                setup_cost=3, lead_time=2, max_inventory=40, max_order=15, initial_inventory=8)
+    opt = dp.solve(p)
+    found = search_ss(p)
+    ss_exact = dp.evaluate_policy(p, found.policy).optimal_cost
+    heuristics = [BaseStockPolicy(16), SQPolicy(12, 15), SSPolicy(5, 30)]
+    heur_exact = [dp.evaluate_policy(p, h).optimal_cost for h in heuristics]
+    assert opt.optimal_cost <= ss_exact + 1e-9
+    assert all(ss_exact <= h + 1e-9 for h in heur_exact)
+
+
+def test_exact_policy_evaluation_matches_monte_carlo():
+    p = Problem(horizon=25, demand=Demand.normal(5, 2), lost_sales=False, holding_cost=1, penalty_cost=6,
+                setup_cost=4, lead_time=2, max_inventory=40, max_order=20, initial_inventory=10)
+    pol = SSPolicy(14, 26)
+    exact = dp.evaluate_policy(p, pol).optimal_cost
+    (mc,) = evaluate(p, [pol], replications=20000, seed=1)
+    assert exact == pytest.approx(mc.mean_cost, abs=4 * mc.stderr)
+    lost = p.with_(lost_sales=True)
+    exact_l = dp.evaluate_policy(lost, pol).optimal_cost
+    (mc_l,) = evaluate(lost, [pol], replications=20000, seed=1)
+    assert exact_l == pytest.approx(mc_l.mean_cost, abs=4 * mc_l.stderr)
+
+
+def test_dp_policy_simulates_to_its_value():
+    p = tiny(horizon=12, max_inventory=12, max_order=6, lead_time=2)
+    r = dp.solve(p)
+    (mc,) = evaluate(p, [r.policy], replications=20000, seed=2)
+    assert r.optimal_cost == pytest.approx(mc.mean_cost, abs=4 * mc.stderr)
+
+
+def test_intractable_answers_fast_with_state_count():
+    p = Problem(horizon=365, demand=Demand.poisson(8), lost_sales=True, holding_cost=0.5, penalty_cost=2.8,
+                setup_cost=3, lead_time=10, max_inventory=80, max_order=25)
+    r = dp.solve(p)
+    assert r.status == "intractable" and r.states > 10**9 and r.optimal_cost is None
+    assert r.seconds < 2
+    assert "intractable" in r.reason
+
+
+def test_backlog_long_lead_time_is_tractable_by_position():
+    p = Problem(horizon=60, demand=Demand.poisson(6), lost_sales=False, holding_cost=1, penalty_cost=9,
+                setup_cost=5, lead_time=7, max_inventory=100, max_order=50, initial_inventory=40)
+    r = dp.solve(p)
+    assert r.status == "solved"
+    found = search_ss(p)
+    assert r.optimal_cost <= dp.evaluate_policy(p, found.policy).optimal_cost + 1e-9
