@@ -1,0 +1,434 @@
+"""Free-text inventory advice -> an evaluable policy, or an honest "could not".
+
+The end-to-end consultants (treatments B and C) answer in prose; to score them on the ground truth we need the
+policy as an object. This parser reads the forms consultants actually write:
+
+* (s,S): "when the inventory position falls below 20, order up to 60", "(s, S) = (20, 60)", "min 20 / max 60"
+* (s,Q): "reorder 30 units when stock drops to 15 or less", "(R, Q) = (30, 25)" (a fixed batch per trigger)
+* (R,Q) with multiples: "... order in multiples of 10 to get back above 30"
+* base-stock: "base-stock level 45", "every day, order up to 45"
+* constant: "order 8 units every day"; periodic: "every 7 days order up to 70" / "order 40 every week"
+* caps: "never order more than 25" (wraps the policy), "order up to capacity" (needs the capacity)
+* triggers: "below / under / less than N" -> our strict trigger (order when position < N): s = N;
+  "at or below / to / reaches / N or fewer / <= N" -> s = N + 1 (ours triggers strictly below).
+  A bare "reorder point 20" or "s = 20" is read as the (s,S) notation itself: order when below 20.
+* basis: the inventory position by default; "on hand / on the shelf / physical stock" (without "on order",
+  "in transit", "position") switches to an on-hand trigger, evaluated as a `StatePolicy` that ignores the
+  pipeline -- which is what such advice literally says, and why it is often costly.
+
+It never guesses: ranges ("20-25"), two different values for the same role, a trigger without an order
+quantity, or no policy at all give status "unparseable" with the reason; a reorder point above the capacity
+or an order-up-to level at or below the reorder point gives "infeasible". Both keep the text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from inventory.policies import (
+    BaseStockPolicy,
+    ConstantPolicy,
+    Policy,
+    RQPolicy,
+    SQPolicy,
+    SSPolicy,
+    StatePolicy,
+)
+
+STATUSES = ("ok", "unparseable", "infeasible")
+KINDS = ("ss", "sq", "rq", "base_stock", "constant", "periodic")
+
+NUM = r"(\d+(?:\.\d+)?)"
+APPROX = r"(?:(?:about|around|approximately|roughly|some|~|≈)\s*)?"
+NOT_TIME = r"(?!\s*(?:-|–|to)?\s*(?:days?|weeks?|months?|hours?|times?|%|percent|dollars|cents|am\b|pm\b))"
+CONNECT = r"(?:\s*(?:of|at|is|=|:|to|should\s+be|be|set\s+at|set\s+to|around|about|approximately|equal\s+to|->|→|would\s+be|will\s+be|roughly|~|level|point|\(s\)|\(r\)|\(S\)|\(Q\)))*\s*"
+
+
+@dataclass
+class ParsedPolicy:
+    """The parser's verdict on one advice text (status, policy, and why)."""
+
+    status: str
+    text: str
+    kind: str | None = None
+    params: dict = field(default_factory=dict)
+    basis: str = "position"
+    reason: str = ""
+    policy: Policy | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def actionable(self) -> bool:
+        """A concrete numeric rule was stated (even an infeasible one): the offline judge's verdict."""
+        return self.status in ("ok", "infeasible")
+
+    def label(self) -> str:
+        if self.kind is None:
+            return self.status
+        inner = ", ".join(f"{k}={v}" for k, v in self.params.items())
+        onhand = " on-hand" if self.basis == "on_hand" else ""
+        return f"{self.kind}({inner}){onhand}"
+
+    def as_row(self) -> dict:
+        return {
+            "parse_status": self.status,
+            "policy_kind": self.kind or "",
+            "policy_params": json.dumps(self.params, sort_keys=True),
+            "policy_basis": self.basis,
+            "parse_reason": self.reason,
+        }
+
+
+# ---- policies the plain classes cannot express ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CappedPolicy(Policy):
+    """Any position policy with an advice-level cap on each order (on top of the problem's own caps)."""
+
+    inner: Policy = None  # type: ignore[assignment]
+    cap: int = 0
+    name = "capped"
+
+    def order_from_position(self, position, t):
+        return np.minimum(self.inner.order_from_position(position, t), self.cap)
+
+    def params(self):
+        return {**self.inner.params(), "cap": self.cap}
+
+    def label(self, i: int = 0) -> str:
+        return f"{self.inner.label(i)} cap {self.cap}"
+
+
+@dataclass(frozen=True)
+class PeriodicPolicy(Policy):
+    """Review every T periods (t % T == 0): order up to S, or order Q; nothing in between."""
+
+    T: int = 1
+    S: int | None = None
+    Q: int | None = None
+    name = "periodic"
+
+    def order_from_position(self, position, t):
+        if t % self.T:
+            return np.zeros_like(position)
+        if self.S is not None:
+            return np.maximum(self.S - position, 0)
+        return np.full_like(position, self.Q)
+
+    def params(self):
+        return {k: v for k, v in (("T", self.T), ("S", self.S), ("Q", self.Q)) if v is not None}
+
+    def label(self, i: int = 0) -> str:
+        return "periodic " + ", ".join(f"{k}={v}" for k, v in self.params().items())
+
+
+class OnHandTrigger:
+    """StatePolicy callable: apply a position rule to the on-hand stock only (pipeline ignored). Picklable."""
+
+    def __init__(self, inner: Policy):
+        self.inner = inner
+
+    def __call__(self, on_hand, pipeline, t):
+        return self.inner.order_from_position(np.asarray(on_hand).reshape(1, -1), t).reshape(-1)
+
+
+# ---- extraction --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Found:
+    value: float
+    pos: int
+    strict: bool | None = None  # for triggers: True below, False at-or-below, None bare
+
+
+_ON_HAND = re.compile(r"on[\s-]?hand|on\s+the\s+shel(?:f|ves)|physical\s+(?:stock|inventory|count)|shelf\s+stock|in\s+the\s+stockroom")
+_POSITION = re.compile(r"inventory\s+position|on\s+order|in\s+transit|outstanding|pipeline|incoming|already\s+ordered|position")
+
+_VERB = (r"(?:falls?|fallen|falling|drops?|dropped|dropping|goes|go|gets?|is|are|reaches|reach|reached|hits?|declines?"
+         r"|dips?|sinks?|runs?\s+down|comes?\s+down|down|sits|stands|stays|remains)")
+_TRIGGER = re.compile(
+    _VERB + r"\s+(?:(?P<le>to\s+or\s+(?:below|under|less\s+than)|at\s+or\s+(?:below|under|less\s+than)|equal\s+to\s+or\s+(?:below|less\s+than)"
+    r"|no\s+more\s+than|not\s+above|at\s+most)|(?P<lt>below|under|beneath|less\s+than|lower\s+than|fewer\s+than|short\s+of)"
+    r"|(?P<at>to|at|equal\s+to|exactly))\s+" + APPROX + NUM
+    + r"(?P<orless>\s*(?:units?|items?|pieces|[a-z]+)?\s*or\s+(?:below|less|fewer|lower|under))?"
+)
+_TRIGGER_HIT = re.compile(r"(?:reaches|reached|hits?|touches|gets\s+down\s+to)\s+" + APPROX + NUM)
+_REORDER_AT = re.compile(r"re-?order\s+at\s+" + APPROX + NUM)
+_RANGE_BETWEEN = re.compile(
+    r"(?:point|level|reorder|order|up\s+to|target|quantity|batch|trigger|threshold)\b[^.;\n]{0,30}?between\s+(?:about\s+)?\d"
+)
+_AT_REORDER_POINT = re.compile(
+    r"(?:falls?|drops?|reaches|reach|hits?|gets\s+down|comes\s+down|declines?)\s+(?:to\s+)?(?:or\s+below\s+)?(?:the|your)\s+re-?order\s+point"
+)
+_BELOW_REORDER_POINT = re.compile(r"(?:below|under|less\s+than)\s+(?:the|your)\s+re-?order\s+point")
+_TRIGGER_BARE_LT = re.compile(r"(?:if|when|whenever|once|while|as\s+soon\s+as)\s+(?:it'?s\s+|it\s+is\s+|we'?re\s+|you'?re\s+|"
+                              r"we\s+are\s+|you\s+are\s+|stock\s+is\s+|inventory\s+is\s+)?(?:below|under|less\s+than)\s+" + APPROX + NUM)
+_TRIGGER_ORLESS = re.compile(
+    r"(?:inventory|stock|position|level|on[\s-]?hand|you\s+have|we\s+have|there\s+are|down\s+to|only)\D{0,30}?" + r"\b" + NUM
+    + r"\s*(?:units?|items?|pieces|[a-z]+)?\s+or\s+(?:fewer|less|below|lower|under)\b"
+)
+_TRIGGER_LEFT = re.compile(r"(?:have|has|with|are)\s+(?:only\s+)?" + NUM + r"\s*(?:units?|items?|[a-z]+)?\s+(?:or\s+(?:fewer|less)\s+)?left")
+_TRIGGER_SYMBOL = re.compile(r"(?:position|inventory|stock|ip|level|on[\s-]?hand|\bx)\s*(?P<op><=|≤|=<|<)\s*" + NUM)
+_REORDER_POINT = re.compile(
+    r"(?:re-?order(?:ing)?|trigger|minimum|min)[\s-]+(?:point|level|threshold|trigger|stock\s+level|inventory\s+level)s?"
+    r"(?:\s*\((?:s|r|rop)\))?" + CONNECT + APPROX + NUM
+)
+_MIN_EQ = re.compile(r"\bmin(?:imum)?\s*[=:]\s*" + NUM)
+
+_UPTO_VERB = re.compile(
+    r"(?:order|ordering|replenish|restock|refill|fill|top|topping|bring|bringing|raise|raising|build|rebuild|back|reset|restore|stock|get)"
+    r"(?:\s+(?:it|inventory|stock|the\s+(?:inventory|stock|position|level)|your\s+(?:inventory|stock|position)|the\s+inventory\s+position|"
+    r"position|enough|units|back))*"
+    r"(?:[\s-]+up)?[\s-]+to(?:\s+(?:a|the|an))?(?:\s+(?:target|level|total|max(?:imum)?|stock\s+level|inventory\s+level|position))*"
+    r"(?:\s+(?:of|at|=|:))?\s*(?:\(S\)\s*(?:of|=|:)?\s*)?" + APPROX + NUM
+)
+_UPTO_NAMED = re.compile(
+    r"(?:order[\s-]+up[\s-]+to|up[\s-]+to|target|max(?:imum)?)[\s-]+(?:stock\s+|inventory\s+)?(?:level|position|stock)s?"
+    r"(?:\s*\(S\))?" + CONNECT + APPROX + NUM
+)
+_MAX_EQ = re.compile(r"\bmax(?:imum)?\s*[=:]\s*" + NUM)
+_CAPACITY = re.compile(
+    r"(?:up\s+to|to|fill(?:\s+up)?)\s+(?:the\s+|your\s+|full\s+|its\s+)*(?:full\s+)?(?:storage\s+|warehouse\s+|shelf\s+)?"
+    r"(?:capacity|limit|maximum|max)\b(?!\s*(?:order|of\s+\d))"
+)
+_BASE_STOCK = re.compile(r"base[\s-]*stock(?:\s+(?:level|target|policy))?(?:\s*\(S\))?(?:\s+(?:with|policy))?(?:\s+S)?" + CONNECT + APPROX + NUM)
+_KEEP_AT = re.compile(r"keep(?:ing)?\s+(?:the\s+|your\s+)?(?:inventory\s+)?position\s+at\s+" + APPROX + NUM)
+
+_QTY = [
+    re.compile(r"(?:^|[^-\w])(?:re-?order|order|purchase|buy|place\s+an\s+order\s+(?:for|of))\s+"
+               r"(?:a\s+(?:fixed\s+)?(?:batch|lot|quantity|amount)\s+of\s+|exactly\s+|a\s+fixed\s+|another\s+|in\s+)?"
+               + APPROX + NUM + NOT_TIME + r"(?!\s*(?:or\s+(?:fewer|less|below)))"),
+    re.compile(r"(?:order|batch|lot|reorder|replenishment|purchase)[\s-]+(?:quantity|size|amount)(?:\s*\(q\))?" + CONNECT + APPROX + NUM),
+    re.compile(r"(?:batch(?:es)?|lots?|cases?|pallets?|shipments?)\s+of\s+" + APPROX + NUM),
+    re.compile(NUM + r"\s*(?:units?|items?|pieces)?\s+(?:at\s+a\s+time|per\s+order|each\s+time|every\s+time|per\s+replenishment)"),
+    re.compile(r"\b" + NUM + r"[\s-]+units?[\s-]+(?:batch|lot|order)s?\b"),
+    re.compile(r"(?<!max )(?<!maximum )(?<!largest )(?<!biggest )order\s+of\s+" + APPROX + NUM + NOT_TIME),
+    re.compile(r"\bby\s+" + NUM + r"\s*(?:units?|items?|pieces)\b"),
+]
+_MULTIPLES = re.compile(r"multiples?\s+of\s+" + NUM)
+_CAP = re.compile(
+    r"(?:never\s+(?:order\s+|buy\s+)?more\s+than|no\s+more\s+than|cap(?:ped)?\s+(?:each\s+|the\s+|every\s+)?(?:orders?\s+|it\s+)?(?:at|to)"
+    r"|limit(?:ed)?\s+(?:each\s+order\s+|orders?\s+|it\s+)?to|at\s+most)\s+" + NUM + r"(?=\s*(?:units?|items?)?\s*(?:per|each|a|in|at|\.|,|;|$|\)))"
+)
+_DAILY = re.compile(r"\b(?:every|each|per|a)\s+(?:single\s+)?(?:day|period|morning|evening|review)\b|\bdaily\b")
+_EVERY_N = re.compile(r"every\s+(?:(\d+)|(two|three|four|five|six|seven|ten|fourteen))\s+days?|\bevery\s+(other\s+)?week\b|\bweekly\b|\bevery\s+(two)\s+weeks\b|\bfortnightly\b")
+_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10, "fourteen": 14}
+_RANGE_AFTER = re.compile(r"\s*(?:-|–|—|to)\s*\$?\d")
+_NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
+
+
+def _normalise(text: str) -> str:
+    t = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "14 + 25 = 39" -> "39"
+    t = t.replace("\u2264", "<=").replace("\u2013", "-").replace("\u2014", "-").replace("**", "").replace("`", "")
+    t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)
+    return t
+
+
+class _Extractor:
+    def __init__(self, text: str):
+        self.orig = _normalise(text)
+        self.low = self.orig.lower()
+        self.used: set[int] = set()
+        self.ranges: list[int] = []
+
+    def take(self, m: re.Match, group: int | str) -> _Found | None:
+        start = m.start(group)
+        if start in self.used:
+            return None
+        self.used.add(start)
+        if _RANGE_AFTER.match(self.low, m.end(group)) or re.search(r"between\s+(?:about\s+)?$", self.low[max(0, start - 20):start]):
+            self.ranges.append(start)
+        return _Found(float(m.group(group)), start)
+
+    def all(self, pattern: re.Pattern, group: int | str = 1, source: str | None = None) -> list[_Found]:
+        out = []
+        for m in pattern.finditer(source if source is not None else self.low):
+            f = self.take(m, group)
+            if f is not None:
+                out.append(f)
+        return out
+
+
+def _distinct(found: list[_Found]) -> list[float]:
+    return sorted({f.value for f in found})
+
+
+def parse_policy(text: str, capacity: int | None = None, max_order: int | None = None) -> ParsedPolicy:
+    """Parse one advice text; `capacity` resolves "order up to capacity" and checks feasibility."""
+    text = text or ""
+    x = _Extractor(text)
+    low = x.low
+    basis = "on_hand" if _ON_HAND.search(low) and not _POSITION.search(low) else "position"
+
+    # -- notation (case-sensitive: s vs S) -------------------------------------------------------------------------
+    trig: list[_Found] = []
+    upto: list[_Found] = []
+    qty: list[_Found] = []
+    kind_hint: str | None = None
+    for m in re.finditer(r"\(\s*s\s*,\s*S\s*\)[^()\d]{0,40}\(\s*" + NUM + r"\s*,\s*" + NUM + r"\s*\)", x.orig):
+        trig += [f for f in [x.take(m, 1)] if f]
+        upto += [f for f in [x.take(m, 2)] if f]
+    for m in re.finditer(r"\(\s*[sRr]\s*,\s*Q\s*\)[^()\d]{0,40}\(\s*" + NUM + r"\s*,\s*" + NUM + r"\s*\)", x.orig):
+        trig += [f for f in [x.take(m, 1)] if f]
+        qty += [f for f in [x.take(m, 2)] if f]
+    trig += x.all(re.compile(r"(?<![A-Za-z])[sRr]\s*(?:=|:)\s*" + NUM), source=x.orig)
+    upto += x.all(re.compile(r"(?<![A-Za-z])S\s*(?:=|:)\s*" + NUM), source=x.orig)
+    qty += x.all(re.compile(r"(?<![A-Za-z])Q\s*(?:=|:)\s*" + NUM), source=x.orig)
+
+    # -- phrases ------------------------------------------------------------------------------------------------------
+    for m in _TRIGGER.finditer(low):
+        f = x.take(m, 4)
+        if f is None:
+            continue
+        f.strict = bool(m.group("lt")) and not m.group("orless")
+        trig.append(f)
+    for f in x.all(_TRIGGER_HIT):
+        f.strict = False
+        trig.append(f)
+    trig += x.all(_REORDER_AT)
+    for f in x.all(_TRIGGER_BARE_LT):
+        f.strict = True
+        trig.append(f)
+    for f in x.all(_TRIGGER_ORLESS) + x.all(_TRIGGER_LEFT):
+        f.strict = False
+        trig.append(f)
+    for m in _TRIGGER_SYMBOL.finditer(low):
+        f = x.take(m, 2)
+        if f:
+            f.strict = m.group("op") == "<"
+            trig.append(f)
+    trig += x.all(_REORDER_POINT) + x.all(_MIN_EQ)
+
+    bases = x.all(_BASE_STOCK) + x.all(_KEEP_AT)
+    caps = x.all(_CAP)
+    upto += x.all(_UPTO_NAMED) + x.all(_UPTO_VERB) + x.all(_MAX_EQ)
+    to_capacity = bool(_CAPACITY.search(low))
+    multiples = x.all(_MULTIPLES)
+    for pat in _QTY:
+        qty += x.all(pat)
+
+    if x.ranges or _RANGE_BETWEEN.search(low):
+        return ParsedPolicy("unparseable", text, basis=basis, reason="a range is given instead of one number")
+
+    if _AT_REORDER_POINT.search(low) and not _BELOW_REORDER_POINT.search(low):
+        for f in trig:
+            if f.strict is None:
+                f.strict = False  # "when it falls to the reorder point": at or below
+    strictness = {f.strict for f in trig if f.strict is not None}
+    if len(strictness) > 1:
+        return ParsedPolicy("unparseable", text, basis=basis, reason="the trigger is stated both as 'below' and 'at or below'")
+    strict = strictness.pop() if strictness else True
+    roles = {"reorder point": _distinct(trig), "order-up-to level": _distinct(upto), "order quantity": _distinct(qty),
+             "base-stock level": _distinct(bases), "cap": _distinct(caps), "multiple": _distinct(multiples)}
+    for role, values in roles.items():
+        if len(values) > 1:
+            return ParsedPolicy("unparseable", text, basis=basis,
+                                reason=f"two different values for the {role}: {', '.join(f'{v:g}' for v in values)}")
+    s_val = roles["reorder point"][0] if trig else None
+    S_val = roles["order-up-to level"][0] if upto else None
+    Q_val = roles["order quantity"][0] if qty else None
+    B_val = roles["base-stock level"][0] if bases else None
+    cap = int(round(roles["cap"][0])) if caps else None
+    if multiples:
+        Q_val = Q_val if Q_val is not None else roles["multiple"][0]
+        kind_hint = "rq"
+    if S_val is None and to_capacity:
+        if capacity is None:
+            return ParsedPolicy("unparseable", text, basis=basis, reason="'up to capacity' but the capacity is unknown")
+        S_val = float(capacity)
+    period = _period(low)
+
+    def r(v: float | None) -> int | None:
+        return None if v is None else int(round(v))
+
+    s_i, S_i, Q_i, B_i = r(s_val), r(S_val), r(Q_val), r(B_val)
+    if s_i is not None:
+        if capacity is not None and s_i > capacity:
+            return ParsedPolicy("infeasible", text, kind="ss" if S_i is not None else "sq", basis=basis,
+                                params={"s": s_i}, reason=f"reorder point {s_i} is above the capacity {capacity}")
+        s_eff = s_i if strict else s_i + 1
+        if S_i is not None:
+            if S_i < s_eff:
+                return ParsedPolicy("infeasible", text, kind="ss", basis=basis, params={"s": s_eff, "S": S_i},
+                                    reason=f"order-up-to level {S_i} is below the reorder point {s_i}")
+            kind, params = "ss", {"s": s_eff, "S": S_i}
+        elif Q_i is not None:
+            if Q_i <= 0:
+                return ParsedPolicy("infeasible", text, kind="sq", basis=basis, params={"s": s_eff, "Q": Q_i},
+                                    reason="order quantity is zero")
+            kind, params = (kind_hint or "sq"), ({"R": s_eff, "Q": Q_i} if kind_hint == "rq" else {"s": s_eff, "Q": Q_i})
+        else:
+            return ParsedPolicy("unparseable", text, basis=basis, params={"s": s_eff},
+                                reason="a reorder point but no order quantity or order-up-to level")
+    elif B_i is not None:
+        kind, params = "base_stock", {"S": B_i}
+    elif S_i is not None:
+        if period and period > 1:
+            kind, params = "periodic", {"T": period, "S": S_i}
+        else:
+            kind, params = "base_stock", {"S": S_i}
+    elif Q_i is not None:
+        if period and period > 1:
+            kind, params = "periodic", {"T": period, "Q": Q_i}
+        elif period == 1:
+            kind, params = "constant", {"q": Q_i}
+        else:
+            return ParsedPolicy("unparseable", text, basis=basis, params={"Q": Q_i},
+                                reason="an order quantity but no rule for when to order")
+    else:
+        why = "no ordering rule with numbers" if not _NO_POLICY.search(low) else "the reply declines to give a policy"
+        return ParsedPolicy("unparseable", text, basis=basis, reason=why)
+    if cap is not None and kind in ("ss", "base_stock", "periodic"):
+        params["cap"] = cap
+    if kind == "constant":
+        basis = "position"  # a fixed daily order does not look at stock
+    return ParsedPolicy("ok", text, kind=kind, params=params, basis=basis, policy=build_policy(kind, params, basis))
+
+
+def _period(low: str) -> int | None:
+    m = _EVERY_N.search(low)
+    if m:
+        if m.group(1):
+            return int(m.group(1))
+        if m.group(2):
+            return _WORDS[m.group(2)]
+        if m.group(3):
+            return 14
+        if m.group(4) or "fortnight" in m.group(0):
+            return 14
+        return 7
+    return 1 if _DAILY.search(low) else None
+
+
+def build_policy(kind: str, params: dict, basis: str = "position") -> Policy:
+    """The Policy object for a parsed (kind, params, basis)."""
+    p = dict(params)
+    cap = p.pop("cap", None)
+    if kind == "ss":
+        pol: Policy = SSPolicy(p["s"], p["S"])
+    elif kind == "sq":
+        pol = SQPolicy(p["s"], p["Q"])
+    elif kind == "rq":
+        pol = RQPolicy(p["R"], max(1, p["Q"]))
+    elif kind == "base_stock":
+        pol = BaseStockPolicy(p["S"])
+    elif kind == "constant":
+        pol = ConstantPolicy(p["q"])
+    elif kind == "periodic":
+        pol = PeriodicPolicy(p["T"], p.get("S"), p.get("Q"))
+    else:
+        raise ValueError(f"kind: {kind!r} is not allowed; allowed: {', '.join(KINDS)}")
+    if cap is not None:
+        pol = CappedPolicy(pol, int(cap))
+    if basis == "on_hand":
+        return StatePolicy(fn=OnHandTrigger(pol), title=f"{pol.label()} on hand", meta={"basis": "on_hand", **params})
+    return pol
