@@ -1,0 +1,89 @@
+"""`askopt solve`: table, JSON contract, --evaluate, artifacts, and one-line errors for bad input."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from experiments.cli import main
+
+PARAMS = {
+    "time_horizon": "30 days", "demand_type": "random", "demand_distribution": "poisson(4)",
+    "perishability": "non_perishable", "state_transition_model": "lost_sale", "holding_cost": 0.5,
+    "penalty_cost": 3, "setup_cost": 2, "lead_time": 1, "max_inventory": 30, "max_order": 15,
+    "risk_tolerance": 0,
+}
+
+
+@pytest.fixture
+def params(tmp_path):
+    path = tmp_path / "params.json"
+    path.write_text(json.dumps(PARAMS))
+    return path
+
+
+def test_json_contract_and_artifacts(params, tmp_path, capsys):
+    out = tmp_path / "art"
+    code = main(["solve", str(params), "--json", "--evaluate", "ss:5,20", "--evaluate", "bs:9",
+                 "--out", str(out), "--replications", "300"])
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["objective"] == "finite"
+    assert set(data["best_ss"]) >= {"s", "S", "cost", "exact_cost"}
+    assert data["dp"]["status"] == "solved" and data["dp"]["states"] > 0
+    assert {"status", "states", "optimal_cost", "seconds"} <= set(data["dp"])
+    names = [p["name"] for p in data["policies"]]
+    assert names == ["best_ss", "dp_optimal", "ss:5,20", "bs:9"]
+    for p in data["policies"]:
+        assert {"name", "params", "mean_cost", "std_cost", "objective"} <= set(p)
+    assert data["dp"]["optimal_cost"] <= data["best_ss"]["exact_cost"] + 1e-9
+    assert data["policies"][2]["params"] == {"s": 5, "S": 20}
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["lead_time"] == 1 and cfg["action_dim"] == 16
+    table = pd.read_csv(out / "policy_evaluation_results.csv")
+    assert "best_ss" in set(table["policy"]) and "dp_exact_optimum" in set(table["policy"])
+
+
+def test_average_objective_reports_per_period(params, capsys, tmp_path):
+    assert main(["solve", str(params), "--json", "--objective", "average", "--method", "ss",
+                 "--out", str(tmp_path / "a"), "--replications", "100"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["objective"] == "average" and data["dp"] is None
+    assert data["best_ss"]["cost"] < 20  # per period, not a 30-day total
+
+
+def test_csv_input_and_human_output(tmp_path, capsys):
+    from inventory.spec import ParameterTable
+
+    csv_path = tmp_path / "extracted_params.csv"
+    ParameterTable.from_json(PARAMS).to_csv(csv_path)
+    assert main(["solve", str(csv_path), "--out", str(tmp_path / "o"), "--replications", "100"]) == 0
+    text = capsys.readouterr().out
+    assert "Best (s,S)" in text and "DP optimum" in text and "Parameter,Value,Unit,Status" in text
+
+
+@pytest.mark.parametrize(
+    "change,fragment",
+    [
+        ({"holding_cost": -1}, "holding_cost"),
+        ({"risk_tolerance": 12}, "risk_tolerance"),
+        ({"max_order": 99}, "max_order"),
+        ({"demand_distribution": "weibull(2)"}, "demand_distribution"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(tmp_path, change, fragment):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({**PARAMS, **change}))
+    proc = subprocess.run([sys.executable, "-m", "experiments.cli", "solve", str(path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and fragment in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_bad_policy_spec_and_missing_file(params, tmp_path, capsys):
+    assert main(["solve", str(params), "--evaluate", "ss:9"]) == 2
+    assert "--evaluate" in capsys.readouterr().err
+    assert main(["solve", str(tmp_path / "nope.csv")]) == 2
+    assert "not found" in capsys.readouterr().err
