@@ -167,7 +167,8 @@ _RANGE_BETWEEN = re.compile(
     r"(?:point|level|reorder|order|up\s+to|target|quantity|batch|trigger|threshold)\b[^.;\n]{0,30}?between\s+(?:about\s+)?\d"
 )
 _AT_REORDER_POINT = re.compile(
-    r"(?:falls?|drops?|reaches|reach|hits?|gets\s+down|comes\s+down|declines?)\s+(?:to\s+)?(?:or\s+below\s+)?(?:the|your)\s+re-?order\s+point"
+    r"(?:falls?|drops?|reaches|reach|hits?|gets\s+down|comes\s+down|declines?)\s+(?:to\s+)?(?:or\s+below\s+)?"
+    r"(?:(?:the|your)\s+re-?order\s+point|it\b|this\s+(?:level|point|number)|that\s+(?:level|point|number))"
 )
 _BELOW_REORDER_POINT = re.compile(r"(?:below|under|less\s+than)\s+(?:the|your)\s+re-?order\s+point")
 _TRIGGER_BARE_LT = re.compile(r"(?:if|when|whenever|once|while|as\s+soon\s+as)\s+(?:it'?s\s+|it\s+is\s+|we'?re\s+|you'?re\s+|"
@@ -430,5 +431,6 @@ def build_policy(kind: str, params: dict, basis: str = "position") -> Policy:
     if cap is not None:
         pol = CappedPolicy(pol, int(cap))
     if basis == "on_hand":
-        return StatePolicy(fn=OnHandTrigger(pol), title=f"{pol.label()} on hand", meta={"basis": "on_hand", **params})
+        # numeric meta only: montecarlo.evaluate summarises params as numbers
+        return StatePolicy(fn=OnHandTrigger(pol), title=f"{pol.label()} on hand", meta=dict(params))
     return pol

@@ -1,0 +1,187 @@
+"""Running one study unit (instance x treatment x trial) up to a policy; no Ray here, no scoring.
+
+`run_unit` never raises for the unit's own failures: an LLM error, a dialogue that does not complete, an
+unparseable or infeasible policy or any exception becomes an outcome with status "failed", the stage and the
+reason, so the sweep goes on and the report can count why. The policy object travels to the scoring task.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+
+from agents.generator import Instance
+from experiments.study import StudyConfig, Unit, dialogue_seed, persona_for
+from inventory.policies import BaseStockPolicy, Policy, SSPolicy, StatePolicy
+
+
+@dataclass
+class UnitOutcome:
+    """A unit's policy (or failure) plus everything about how it was reached; scored later."""
+
+    unit: Unit
+    seed: int
+    status: str = "ok"  # ok | failed
+    stage: str = ""  # where it failed: dialogue | optimization | advice | parse | exception | scoring
+    reason: str = ""
+    policy: Policy | None = None
+    policy_label: str = ""
+    policy_kind: str = ""
+    policy_params: dict = field(default_factory=dict)
+    policy_basis: str = "position"
+    advice_text: str = ""
+    consultant: str = ""
+    turns: int = 0
+    dialogue_status: str = ""
+    field_scores: dict = field(default_factory=dict)
+    transcript: list = field(default_factory=list)
+    note: str = ""
+    seconds: float = 0.0
+    pid: int = 0
+
+    def fail(self, stage: str, reason: str) -> UnitOutcome:
+        self.status, self.stage, self.reason = "failed", stage, reason[:500]
+        return self
+
+
+def _llm_client(config: StudyConfig):
+    if not config.llm:
+        return None
+    from agents.llm import LLMClient, LLMConfig
+
+    return LLMClient(LLMConfig(**config.llm))
+
+
+def _imitator(instance: Instance, persona: str, seed: int, client):
+    from agents.imitator import HumanImitator
+
+    try:
+        return HumanImitator(instance.problem, instance.context, persona, seed, client=client) if client else \
+            HumanImitator(instance.problem, instance.context, persona, seed)
+    except TypeError:
+        return HumanImitator(instance.problem, instance.context, persona, seed)
+
+
+def winner_policy(result) -> tuple[Policy, str]:
+    """The Optimization Agent's chosen policy as an object, or its best (s,S) with a note saying so."""
+    w = result.winner
+    if w.name == "ss":
+        return SSPolicy(int(w.params["s"]), int(w.params["S"])), ""
+    if w.name == "base_stock":
+        return BaseStockPolicy(int(w.params["S"])), ""
+    pol = getattr(w, "policy", None)
+    if pol is None and isinstance(getattr(result, "policies", None), dict):
+        pol = result.policies.get(w.name)
+    if pol is None and callable(getattr(result, "policy_for", None)):
+        pol = result.policy_for(w.name)
+    if pol is not None:
+        if isinstance(pol, StatePolicy):  # numeric-only meta so Monte Carlo can summarise it
+            pol = StatePolicy(fn=pol.fn, title=pol.title)
+        return pol, ""
+    b = result.best_ss
+    note = f"winner {w.name} has no policy object in OptimizationResult; scored its best (s,S) {b.label} instead"
+    return SSPolicy(int(b.params["s"]), int(b.params["S"])), note
+
+
+def _run_a(o: UnitOutcome, instance: Instance, config: StudyConfig, client) -> UnitOutcome:
+    from agents.optimization import OptimizationAgent, OptimizationConfig
+
+    run_hybrid_dialogue = importlib.import_module("agents.dialogue").run_hybrid_dialogue
+
+    persona = persona_for(config, instance.index)
+    kwargs = {"max_turns": config.max_turns}
+    if client is not None:
+        kwargs["extractor"] = _llm_extractor(client)
+    d = run_hybrid_dialogue(instance.problem, instance.context, persona, o.seed, **kwargs)
+    o.turns = int(d.turns)
+    o.dialogue_status = d.status
+    o.field_scores = {k: bool(v) for k, v in (d.field_scores or {}).items()}
+    o.transcript = [list(x) for x in (d.transcript or [])]
+    if d.status != "complete" or d.problem is None:
+        return o.fail("dialogue", f"dialogue {d.status}: {d.reason}")
+    cfg = OptimizationConfig(dqn=config.dqn, seed=o.seed, write_artifacts=False, replications=config.opt_replications,
+                             search_replications=config.opt_search_replications, dp_max_states=config.dp_max_states,
+                             dp_max_work=config.dp_max_work)
+    res = OptimizationAgent(cfg).run(d.problem)
+    policy, note = winner_policy(res)
+    o.policy, o.note = policy, note
+    o.policy_kind = res.winner.name if not note else "ss"
+    o.policy_label = res.winner.label if not note else res.best_ss.label
+    o.policy_params = dict(res.winner.params if not note else res.best_ss.params)
+    o.consultant = "askopt"
+    return o
+
+
+def _llm_extractor(client):
+    """The dialogue system's LLM extractor, when it offers one (else its offline default)."""
+    try:
+        from agents import dialogue
+
+        make = getattr(dialogue, "llm_extractor", None) or getattr(dialogue, "LLMExtractor", None)
+        return make(client) if make else None
+    except ImportError:
+        return None
+
+
+def _run_consultant(o: UnitOutcome, instance: Instance, config: StudyConfig, client, treatment: str) -> UnitOutcome:
+    from agents import consultant as c
+    from agents.policy_parser import parse_policy
+
+    truth = instance.problem
+    if treatment == "B":
+        persona = persona_for(config, instance.index)
+        imitator = _imitator(instance, persona, o.seed, client)
+        res = (c.run_llm_consultant(imitator, client, max_turns=config.max_turns) if client
+               else c.run_textbook_consultant(imitator, seed=o.seed, max_turns=config.max_turns))
+    else:
+        res = (c.llm_consult_with_parameters(truth, instance.context, client) if client
+               else c.textbook_with_parameters(truth, seed=o.seed))
+    o.consultant, o.advice_text, o.turns, o.dialogue_status = res.consultant, res.advice, res.turns, res.status
+    o.transcript = [list(x) for x in res.transcript]
+    # the policy runs in the real store: read it against the true capacity
+    parsed = parse_policy(res.advice, capacity=truth.max_inventory)
+    o.policy_kind, o.policy_params, o.policy_basis = parsed.kind or "", dict(parsed.params), parsed.basis
+    o.policy_label = parsed.label()
+    if res.status != "complete":
+        return o.fail("advice", res.reason or res.status)
+    if parsed.status != "ok":
+        return o.fail("parse", f"{parsed.status}: {parsed.reason}")
+    o.policy = parsed.policy
+    return o
+
+
+def run_unit(unit: Unit, instance: Instance, config: StudyConfig) -> UnitOutcome:
+    """One unit, start to policy. Exceptions become failed outcomes with the exception's last line."""
+    t0 = time.perf_counter()
+    o = UnitOutcome(unit=unit, seed=dialogue_seed(config, unit.instance_id, unit.trial), pid=os.getpid())
+    try:
+        if unit.unit_id in config.fail_units:
+            raise RuntimeError(f"forced failure of unit {unit.unit_id} (fail_units)")
+        client = _llm_client(config)
+        if unit.treatment == "A":
+            _run_a(o, instance, config, client)
+        else:
+            _run_consultant(o, instance, config, client, unit.treatment)
+    except Exception as exc:  # noqa: BLE001 - a unit's failure is data, not a crash
+        kind = type(exc).__name__
+        stage = "llm" if "LLM" in kind or "JSONReply" in kind else "exception"
+        o.fail(stage, f"{kind}: {exc}")
+        o.note = (o.note + " " + traceback.format_exc(limit=3)[-400:]).strip()
+    o.seconds = time.perf_counter() - t0
+    return o
+
+
+def outcome_json(o: UnitOutcome) -> dict:
+    """The serialisable part of an outcome (everything but the policy object)."""
+    return {
+        "unit_id": o.unit.unit_id, "seed": o.seed, "status": o.status, "stage": o.stage, "reason": o.reason,
+        "policy_kind": o.policy_kind, "policy_params": json.dumps(o.policy_params, sort_keys=True, default=str),
+        "policy_label": o.policy_label, "policy_basis": o.policy_basis, "advice_text": o.advice_text,
+        "consultant": o.consultant, "turns": o.turns, "dialogue_status": o.dialogue_status,
+        "field_scores": json.dumps(o.field_scores, sort_keys=True),
+        "transcript": json.dumps(o.transcript), "note": o.note, "unit_seconds": o.seconds, "worker_pid": o.pid,
+    }
