@@ -1,0 +1,66 @@
+"""`askopt serve imitator|consultant`: the Ray Serve HTTP apps."""
+
+from __future__ import annotations
+
+import time
+
+from experiments.cli import UserInputError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "serve",
+        help="run a Ray Serve HTTP app (OpenAI-compatible imitator, consultant API)",
+        description="Start a Ray Serve app and keep it running until interrupted. Binds 127.0.0.1 by default.",
+    )
+    p.add_argument("app", choices=("imitator", "consultant"), help="which app")
+    p.add_argument("--engine", choices=("cpu", "vllm"), default="cpu",
+                   help="imitator engine: cpu = offline persona simulator; vllm = LoRA model on a GPU")
+    p.add_argument("--base-model", help="vllm: base model path")
+    p.add_argument("--lora-dir", help="vllm: folder of LoRA adapter folders")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--address", default=None, help="Ray cluster address (default: start local Ray)")
+    p.add_argument("--for-seconds", type=float, default=None, help="stop after this long (default: until Ctrl-C)")
+    p.set_defaults(handler=run)
+
+
+def build(args):
+    if args.app == "consultant":
+        from serving.consultant_app import build_app
+
+        return build_app()
+    if args.engine == "vllm":
+        if not args.base_model:
+            raise UserInputError("--base-model: required with --engine vllm (a local model path)")
+        from serving.vllm_app import VLLMImitatorConfig, build_vllm_app
+
+        try:
+            return build_vllm_app(VLLMImitatorConfig(base_model=args.base_model, lora_dir=args.lora_dir))
+        except RuntimeError as exc:
+            raise UserInputError(str(exc)) from None
+    from serving.imitator_app import build_app
+
+    return build_app()
+
+
+def run(args) -> int:
+    if not 1 <= args.port <= 65535:
+        raise UserInputError(f"--port: {args.port} is not allowed; must be in 1..65535")
+    application = build(args)
+    import ray
+    from ray import serve
+
+    ray.init(address=args.address, ignore_reinit_error=True, include_dashboard=args.address is None)
+    serve.start(http_options={"host": args.host, "port": args.port})
+    serve.run(application, name=args.app, route_prefix="/")
+    print(f"askopt {args.app} serving at http://{args.host}:{args.port} (Ctrl-C to stop)", flush=True)
+    try:
+        deadline = time.time() + args.for_seconds if args.for_seconds else None
+        while deadline is None or time.time() < deadline:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        serve.shutdown()
+    return 0

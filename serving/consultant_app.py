@@ -1,0 +1,92 @@
+"""The consultant as an HTTP API on Ray Serve.
+
+- POST /v1/solve: a parameter table (JSON, the string forms of `inventory.spec`) in, the `askopt solve --json`
+  object out; bad parameters answer 400 with the field named.
+- POST /v1/sessions, POST /v1/sessions/{id}/messages, GET /v1/sessions/{id}: a dialogue with the whole
+  system (extraction, then optimisation, then interpretation), offline agents by default. Sessions live in
+  the replica's memory, so the deployment runs one replica; that is fine for a consultant a person talks to.
+"""
+
+
+import uuid
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from ray import serve
+
+from experiments.solve import METHODS, solve_problem
+from inventory.policies import parse_policy_spec
+from inventory.spec import ParameterTable
+from serving.protocol import error_body
+
+app = FastAPI(title="askopt consultant API")
+
+
+class SolveRequest(BaseModel):
+    params: dict
+    evaluate: list[str] = Field(default_factory=list)
+    objective: str = "finite"
+    method: str = "all"
+    replications: int = 2000
+    seed: int = 0
+
+
+class MessageRequest(BaseModel):
+    message: str
+
+
+def solve_json(req: SolveRequest) -> dict:
+    """The same computation and JSON as `askopt solve --json` (ValueError names the field)."""
+    if req.method not in METHODS:
+        raise ValueError(f"method: {req.method!r} is not allowed; allowed: {', '.join(METHODS)}")
+    if req.replications < 2 or req.replications > 100_000:
+        raise ValueError(f"replications: {req.replications} is not allowed; must be in [2, 100000]")
+    problem = ParameterTable.from_json(req.params).to_problem()
+    extra = [(spec, parse_policy_spec(spec)) for spec in req.evaluate]
+    return solve_problem(problem, req.method, req.objective, extra, req.replications, req.seed).to_json()
+
+
+@serve.deployment(num_replicas=1, max_ongoing_requests=64, ray_actor_options={"num_cpus": 1})
+@serve.ingress(app)
+class ConsultantAPI:
+    def __init__(self):
+        self.sessions: dict[str, object] = {}
+
+    @app.get("/healthz")
+    def health(self) -> dict:
+        return {"status": "ok", "sessions": len(self.sessions)}
+
+    @app.post("/v1/solve")
+    def solve(self, req: SolveRequest):
+        try:
+            return solve_json(req)
+        except ValueError as exc:
+            return JSONResponse(error_body(str(exc)), status_code=400)
+
+    @app.post("/v1/sessions")
+    def new_session(self):
+        from agents.session import ConsultantSession
+
+        sid = uuid.uuid4().hex[:12]
+        session = ConsultantSession()
+        self.sessions[sid] = session
+        return {"session_id": sid, **session.start()}
+
+    @app.post("/v1/sessions/{sid}/messages")
+    def message(self, sid: str, req: MessageRequest):
+        session = self.sessions.get(sid)
+        if session is None:
+            return JSONResponse(error_body(f"session_id: unknown session {sid!r}"), status_code=404)
+        return {"session_id": sid, **session.send(req.message)}
+
+    @app.get("/v1/sessions/{sid}")
+    def state(self, sid: str):
+        session = self.sessions.get(sid)
+        if session is None:
+            return JSONResponse(error_body(f"session_id: unknown session {sid!r}"), status_code=404)
+        return {"session_id": sid, **session.state()}
+
+
+def build_app():
+    return ConsultantAPI.bind()

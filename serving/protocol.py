@@ -1,0 +1,66 @@
+"""The OpenAI chat-completions wire format, the small part our endpoints speak.
+
+Kept separate from the apps so the CPU imitator engine, the consultant API and tests share one definition.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+from pydantic import BaseModel, Field
+
+SCENARIO_KEY = "askopt_scenario"
+
+
+class ChatMessage(BaseModel):
+    role: str
+    content: str | None = None
+
+
+class ChatRequest(BaseModel):
+    model: str
+    messages: list[ChatMessage] = Field(min_length=1)
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    stream: bool = False
+
+
+def completion_response(model: str, text: str, prompt_chars: int) -> dict:
+    """A non-streaming chat.completion object; token counts approximated at 4 characters per token."""
+    prompt_tokens = max(1, prompt_chars // 4)
+    completion_tokens = max(1, len(text) // 4)
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def error_body(message: str, kind: str = "invalid_request_error", param: str | None = None) -> dict:
+    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+
+
+def scenario_message(ground_truth: dict, context: str, persona: str = "typical", seed: int = 0) -> dict:
+    """The system message that tells the imitator endpoint whom to play (hidden ground truth + persona)."""
+    payload = {SCENARIO_KEY: {"ground_truth": ground_truth, "context": context, "persona": persona, "seed": seed}}
+    return {"role": "system", "content": json.dumps(payload)}
+
+
+def read_scenario(messages: list[ChatMessage]) -> dict | None:
+    for m in messages:
+        if m.role == "system" and m.content and SCENARIO_KEY in m.content:
+            try:
+                return json.loads(m.content)[SCENARIO_KEY]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                return None
+    return None
