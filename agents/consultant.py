@@ -169,8 +169,41 @@ def _per_day(value: float, tail: str, whole: str) -> float:
     return value
 
 
+_TABLE_FIELD = {"demand": "demand_distribution", "transition": "state_transition_model"}
+
+
+def _read_with_rules(field_name: str, answer: str, facts: Facts) -> bool:
+    """The dialogue system's offline extraction parser, for the asked field only; True when it set the field."""
+    try:
+        from agents.extraction_rules import parse_utterance
+        from inventory.spec import normalise_value
+    except ImportError:
+        return False
+    param = _TABLE_FIELD.get(field_name, field_name)
+    try:
+        res = parse_utterance(answer or "", context=param)
+        raw = res.values.get(param)
+        if raw is None and param == "demand_distribution" and res.demand_period is not None:
+            raw = res.demand_period.independent()
+        if raw is None:
+            return False
+        value = normalise_value(param, raw)
+    except ValueError:
+        return False
+    if param == "demand_distribution":
+        facts.mean, facts.sd = float(value.mean), float(value.std)
+    elif param == "state_transition_model":
+        facts.lost_sales = value == "lost_sale"
+    else:
+        setattr(facts, field_name, value)
+    return True
+
+
 def read_answer(field_name: str, answer: str, facts: Facts, item_cost: float | None = None) -> None:
-    """Update `facts` from one plain answer; leaves the field unknown when the answer has no usable number."""
+    """Update `facts` from one plain answer: the dialogue system's offline parser when it reads the asked
+    field, else a small reader of our own; leaves the field unknown when neither finds a usable value."""
+    if _read_with_rules(field_name, answer, facts):
+        return
     low = (answer or "").lower()
     nums = _numbers(answer or "")
     if field_name == "transition":

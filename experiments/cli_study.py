@@ -1,0 +1,194 @@
+"""`askopt study | report | submit | demo`: the study's command line.
+
+    askopt study --instances 70 --trials 3 --out runs/NAME [--llm-base-url URL --model M] [--resume]
+                 [--address ADDR] [--num-cpus N] [--persona P] [--design paper-cells]
+    askopt report runs/NAME
+    askopt submit [--address http://127.0.0.1:8265] [--no-wait] -- askopt study ...
+    askopt demo [--out runs/demo] [--instances 12]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+
+def _input_error(message: str) -> Exception:
+    """experiments.cli.UserInputError (also a ValueError, so a `python -m experiments.cli` copy still exits 2)."""
+    from experiments.cli import UserInputError
+
+    cls = type("StudyInputError", (UserInputError, ValueError), {})
+    return cls(message)
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--resume", action="store_true", help="finish an interrupted run; finished units are not redone")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster address (e.g. auto, ray://host:10001); default: start a local Ray")
+    p.add_argument("--num-cpus", type=int, default=None, help="CPUs for a local Ray (default: all)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--dashboard", action=argparse.BooleanOptionalAction, default=None,
+                   help="start the Ray dashboard with a local Ray (metrics view); default: Ray's choice")
+
+
+def register(subparsers) -> None:
+    from agents.llm import add_llm_arguments
+
+    p = subparsers.add_parser("study", help="run the A/B/C study (hybrid vs end-to-end consultants) on Ray",
+                              description="Generate instances, run every (instance, treatment, trial) unit on Ray, "
+                              "score on the ground truth, stream rows to OUT/units/*.parquet.")
+    p.add_argument("--instances", type=int, default=12)
+    p.add_argument("--trials", type=int, default=1, help="imitator seeds per instance (pass^k)")
+    p.add_argument("--out", required=True, help="run directory, e.g. runs/NAME")
+    p.add_argument("--name", default=None, help="study name (seeds derive from it; default: OUT's basename)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--treatments", default="A,B,C", help="comma-separated subset of A,B,C")
+    p.add_argument("--design", default="random", help="random | paper-cells (poisson L1, poisson L7, normal L7)")
+    p.add_argument("--persona", default="typical", help="imitator persona, or 'mixed' to cycle the personas")
+    p.add_argument("--replications", type=int, default=1000, help="Monte Carlo scoring replications")
+    p.add_argument("--units-per-task", type=int, default=0, help="0: one Ray task per instance")
+    p.add_argument("--max-turns", type=int, default=40)
+    p.add_argument("--dqn", action="store_true", help="let the Optimization Agent train a DQN too (slow)")
+    _add_run_options(p)
+    add_llm_arguments(p)
+    p.set_defaults(handler=run_study_cmd)
+
+    r = subparsers.add_parser("report", help="write the study report (markdown + plots) for a run directory")
+    r.add_argument("run_dir", metavar="RUN_DIR")
+    r.set_defaults(handler=run_report_cmd)
+
+    s = subparsers.add_parser("submit", help="submit a command (e.g. `askopt study ...`) as a Ray job",
+                              description="Submit through the Ray Jobs API (JobSubmissionClient). With token "
+                              "authentication (Ray's default) export RAY_AUTH_MODE=token and the cluster's token, or "
+                              "start a local cluster with RAY_AUTH_MODE=disabled (cluster/start_local.sh).")
+    s.add_argument("--address", default=None,
+                   help="dashboard address (default: $RAY_ADDRESS or http://127.0.0.1:8265)")
+    s.add_argument("--working-dir", default=None, help="upload this directory as the job's working_dir")
+    s.add_argument("--no-wait", action="store_true", help="return after submitting; do not follow the logs")
+    s.add_argument("entrypoint", nargs=argparse.REMAINDER, help="-- askopt study ...")
+    s.set_defaults(handler=run_submit_cmd)
+
+    d = subparsers.add_parser("demo", help="the main job: paper examples + a small offline study + its report")
+    d.add_argument("--out", default="runs/demo")
+    d.add_argument("--instances", type=int, default=12)
+    d.add_argument("--trials", type=int, default=1)
+    d.add_argument("--num-cpus", type=int, default=None)
+    d.add_argument("--fresh", action="store_true", help="delete OUT first (default: resume what is there)")
+    d.set_defaults(handler=run_demo_cmd)
+
+
+def config_from_cli(args: argparse.Namespace):
+    from agents.llm import config_from_args
+    from experiments.study import StudyConfig
+
+    llm = None
+    try:
+        llm_cfg = config_from_args(args)
+    except (ValueError, TypeError) as exc:
+        raise _input_error(str(exc)) from None
+    if llm_cfg.is_configured:
+        llm = asdict(llm_cfg)
+    for name in ("instances", "trials", "replications"):
+        if getattr(args, name) < 1:
+            raise _input_error(f"--{name}: {getattr(args, name)} is not allowed; must be >= 1")
+    if args.num_cpus is not None and args.num_cpus < 1:
+        raise _input_error(f"--num-cpus: {args.num_cpus} is not allowed; must be >= 1")
+    if args.units_per_task < 0:
+        raise _input_error(f"--units-per-task: {args.units_per_task} is not allowed; must be >= 0")
+    treatments = tuple(t.strip().upper() for t in args.treatments.split(",") if t.strip())
+    persona = args.persona
+    try:
+        from agents.imitator import PERSONAS
+
+        if persona != "mixed" and persona not in PERSONAS:
+            raise _input_error(f"--persona: {persona!r} is not allowed; allowed: mixed, {', '.join(sorted(PERSONAS))}")
+    except ImportError:
+        pass
+    try:
+        return StudyConfig(name=args.name or Path(args.out).name, instances=args.instances, trials=args.trials,
+                           treatments=treatments, design=args.design, persona=persona, seed=args.seed,
+                           replications=args.replications, units_per_task=args.units_per_task,
+                           max_turns=args.max_turns, dqn=args.dqn, llm=llm)
+    except ValueError as exc:
+        raise _input_error(f"--{str(exc).split(':')[0]}: {str(exc).split(': ', 1)[-1]}") from None
+
+
+def run_study_cmd(args: argparse.Namespace) -> int:
+    from experiments.runner import StudyError, run_study
+
+    config = config_from_cli(args)
+    try:
+        s = run_study(config, Path(args.out), resume=args.resume, address=args.address, num_cpus=args.num_cpus,
+                      progress=not args.no_progress, include_dashboard=args.dashboard)
+    except StudyError as exc:
+        raise _input_error(str(exc)) from None
+    print(f"study {config.name}: {s.executed} units run ({s.failed} failed), {s.skipped} already done, "
+          f"{s.infra_failures} batches lost to infrastructure, {s.seconds:.1f} s on {s.num_cpus:g} CPUs")
+    print(f"results: {Path(args.out) / 'units'}   report: askopt report {args.out}")
+    return 1 if s.infra_failures else 0
+
+
+def run_report_cmd(args: argparse.Namespace) -> int:
+    from evaluation.report import write_report
+
+    run_dir = Path(args.run_dir)
+    if not (run_dir / "config.json").exists():
+        raise _input_error(f"RUN_DIR: {run_dir} is not a study run directory (no config.json)")
+    try:
+        path = write_report(run_dir)
+    except ValueError as exc:
+        raise _input_error(str(exc)) from None
+    print(f"report: {path}")
+    return 0
+
+
+def submit_entrypoint(parts: list[str]) -> str:
+    parts = [p for p in parts]
+    if parts and parts[0] == "--":
+        parts = parts[1:]
+    if not parts:
+        raise _input_error("submit: give the command after --, e.g. askopt submit -- askopt study --instances 70 ...")
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def run_submit_cmd(args: argparse.Namespace) -> int:
+    from ray.job_submission import JobStatus, JobSubmissionClient
+
+    entrypoint = submit_entrypoint(args.entrypoint)
+    address = args.address or os.environ.get("RAY_ADDRESS") or "http://127.0.0.1:8265"
+    try:
+        client = JobSubmissionClient(address)
+    except Exception as exc:  # noqa: BLE001 - connection / auth problems are the user's to fix
+        raise _input_error(f"--address {address}: cannot reach the Ray dashboard ({str(exc).splitlines()[0][:200]}); "
+                           "with token auth set RAY_AUTH_MODE=token and the token") from None
+    runtime_env = {"working_dir": args.working_dir} if args.working_dir else None
+    job_id = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env)
+    print(f"submitted {job_id}: {entrypoint}")
+    if args.no_wait:
+        return 0
+    import asyncio
+
+    async def follow() -> None:
+        async for chunk in client.tail_job_logs(job_id):
+            sys.stdout.write(chunk)
+            sys.stdout.flush()
+
+    asyncio.run(follow())
+    status = client.get_job_status(job_id)
+    print(f"job {job_id}: {status}")
+    return 0 if status == JobStatus.SUCCEEDED else 1
+
+
+def run_demo_cmd(args: argparse.Namespace) -> int:
+    from experiments.demo import run_demo
+
+    if args.instances < 1:
+        raise _input_error(f"--instances: {args.instances} is not allowed; must be >= 1")
+    path = run_demo(Path(args.out), instances=args.instances, trials=args.trials, num_cpus=args.num_cpus,
+                    fresh=args.fresh)
+    print(f"\nreport: {path}")
+    return 0

@@ -1,0 +1,90 @@
+"""Policy parser: a hand-written corpus of advice texts (written independently of the generator) + semantics."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.policy_parser import CappedPolicy, PeriodicPolicy, build_policy, parse_policy
+from inventory.demand import Demand
+from inventory.montecarlo import evaluate
+from inventory.policies import SQPolicy, SSPolicy, StatePolicy
+from inventory.problem import Problem
+
+CORPUS = Path(__file__).parent / "data" / "study_advice_corpus.jsonl"
+# Measured: 86 of 87 correct. The miss is c007 ("physically have in the store": an on-hand phrasing the
+# parser does not know, so it falls back to the inventory position). Held-out batches: b*** scored 9/12 and
+# c*** 7/8 before any parser change for them (docs/study.md).
+MEASURED_CORRECT = 86
+KNOWN_MISSES = {"c007"}
+
+
+def _matches(row: dict) -> bool:
+    p = parse_policy(row["text"], capacity=row["capacity"])
+    e = row["expected"]
+    if p.status != e["status"]:
+        return False
+    return e["status"] != "ok" or (p.kind == e["kind"] and p.params == e["params"] and p.basis == e["basis"])
+
+
+def test_corpus_accuracy_is_what_we_measured():
+    rows = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+    assert len(rows) >= 60
+    assert {r["expected"]["status"] for r in rows} == {"ok", "unparseable", "infeasible"}
+    misses = {r["id"] for r in rows if not _matches(r)}
+    assert len(rows) - len(misses) >= MEASURED_CORRECT
+    assert misses <= KNOWN_MISSES
+
+
+def test_trigger_semantics_below_vs_at_or_below():
+    assert parse_policy("When the position falls below 20, order up to 60.").params == {"s": 20, "S": 60}
+    assert parse_policy("When the position falls to 20 or below, order up to 60.").params == {"s": 21, "S": 60}
+    assert parse_policy("Reorder point 20, order-up-to level 60.").params == {"s": 20, "S": 60}
+    p = parse_policy("(s, S) = (40, 65)")
+    assert p.ok and p.policy == SSPolicy(40, 65)
+    assert parse_policy("Reorder at 30, by 30 units.").policy == SQPolicy(30, 30)
+
+
+def test_infeasible_and_unparseable_keep_the_text():
+    text = "Reorder when the inventory position drops below 120 and order up to 150."
+    p = parse_policy(text, capacity=100)
+    assert p.status == "infeasible" and "capacity" in p.reason and p.text == text and p.policy is None
+    q = parse_policy("Reorder point somewhere between 10 and 20, order up to 50.")
+    assert q.status == "unparseable" and "range" in q.reason
+    r = parse_policy("Order up to capacity when below 10.")
+    assert r.status == "unparseable" and "capacity" in r.reason
+    assert parse_policy("Order up to capacity when below 10.", capacity=70).params == {"s": 10, "S": 70}
+
+
+PROBLEM = Problem(horizon=60, demand=Demand.poisson(5), lost_sales=True, holding_cost=0.2, penalty_cost=1.5,
+                  setup_cost=2.0, lead_time=4, max_inventory=80, max_order=40)
+
+
+def test_on_hand_trigger_is_a_different_policy():
+    pos = parse_policy("When the inventory position falls below 25, order 20 units.")
+    onh = parse_policy("When the stock on hand falls below 25, order 20 units.")
+    assert pos.basis == "position" and onh.basis == "on_hand" and isinstance(onh.policy, StatePolicy)
+    a, b = evaluate(PROBLEM, [pos.policy, onh.policy], replications=300, seed=1)
+    # ignoring the pipeline re-orders every day while an order is in transit: more orders, more stock
+    assert b.order_frequency > a.order_frequency and b.avg_on_hand > a.avg_on_hand
+
+
+def test_caps_and_periodic_policies_act_as_written():
+    capped = build_policy("ss", {"s": 30, "S": 70, "cap": 10})
+    assert isinstance(capped, CappedPolicy)
+    assert capped.order_from_position(np.array([[0, 29, 30]]), 0).tolist() == [[10, 10, 0]]
+    per = PeriodicPolicy(T=7, S=50)
+    assert per.order_from_position(np.array([[20]]), 7).tolist() == [[30]]
+    assert per.order_from_position(np.array([[20]]), 8).tolist() == [[0]]
+    for pol in (capped, per, parse_policy("When on-hand stock is below 5, order 9 units.").policy):
+        assert pickle.loads(pickle.dumps(pol)).label() == pol.label()  # travels between Ray tasks
+
+
+@pytest.mark.parametrize("text", ["", "Thanks, what is your lead time?", "Order 30 units."])
+def test_no_rule_is_unparseable(text):
+    p = parse_policy(text)
+    assert p.status == "unparseable" and not p.actionable and p.reason
