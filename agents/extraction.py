@@ -1,0 +1,522 @@
+"""Information Extraction Agent: interviews the manager until the parameter table is complete and consistent.
+
+The `ParameterTable` is the explicit memory and the only authoritative state. A backend (offline rules or an
+LLM) *proposes* updates from the latest message; this module decides what enters the table: every value goes
+through the core's validator (`normalise_value`, then `to_problem` for cross-field rules), conflicts are
+detected here with the same rules whatever the backend, and the next action is chosen from the table:
+
+* ASK_CLARIFICATION while a conflict is open (naming both values and offering numbered choices),
+* ASK_NEXT_QUESTION while a field is undefined (risk tolerance always last),
+* TERMINATE when `to_problem()` succeeds - so the solver never sees an invalid table.
+
+Conflict rules (each becomes a `Clarification` with options):
+restated value, lost sale + per-day penalty, weekly/monthly demand with a spread (conversion choice),
+max_order > max_inventory, deterministic type with a spread (or random type with a plain number), impossible
+numbers (the validator's error), and "2 or 3 days"-style answers for whole-number fields.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from agents.extraction_rules import ParseResult, parse_utterance
+from agents.prompts import HINTS, OPENING, QUESTION_VARIANTS, QUESTIONS
+from inventory.demand import Demand
+from inventory.problem import ParameterError, Problem
+from inventory.spec import PARAMETERS, ParameterTable, format_value, normalise_value
+
+__all__ = [
+    "ACTION_CLARIFY",
+    "ACTION_NEXT",
+    "ACTION_TERMINATE",
+    "AgentTurn",
+    "Clarification",
+    "ExtractionAgent",
+    "ExtractionBackend",
+    "Option",
+    "Proposal",
+    "RuleBasedExtractor",
+    "QUESTION_ORDER",
+]
+
+ACTION_NEXT = "ASK_NEXT_QUESTION"
+ACTION_CLARIFY = "ASK_CLARIFICATION"
+ACTION_TERMINATE = "TERMINATE"
+#: The order questions are asked in; risk tolerance is always last (the paper's rule).
+QUESTION_ORDER = tuple(p for p in PARAMETERS if p != "risk_tolerance") + ("risk_tolerance",)
+LABELS = {
+    "time_horizon": "planning horizon",
+    "demand_type": "demand type",
+    "demand_distribution": "daily demand",
+    "perishability": "perishability",
+    "state_transition_model": "stock-out rule",
+    "holding_cost": "holding cost",
+    "penalty_cost": "shortage penalty",
+    "setup_cost": "fixed ordering (setup) cost",
+    "lead_time": "lead time",
+    "max_inventory": "storage capacity (max inventory)",
+    "max_order": "maximum order size",
+    "risk_tolerance": "risk tolerance",
+}
+_MAX_CLARIFY_ATTEMPTS = 3
+_MAX_UNKNOWN = 2
+# Fallbacks used only after a manager twice says they do not know; announced in the reply, never silent.
+DEFAULTS = {
+    "time_horizon": 90, "demand_type": "random", "perishability": "non_perishable",
+    "state_transition_model": "lost_sale", "setup_cost": 0.0, "lead_time": 1, "risk_tolerance": 0.0,
+}
+
+
+@dataclass
+class Proposal(ParseResult):
+    """A backend's reading of one message; the agent validates it before anything enters the table."""
+
+    reasoning: str = ""
+    flagged: dict[str, str] = field(default_factory=dict)  # LLM-detected conflicts: field -> explanation
+    corrections: list[str] = field(default_factory=list)  # fields the user explicitly corrected
+    backend_action: str | None = None
+    backend_prompt: str | None = None
+
+
+class ExtractionBackend(Protocol):
+    name: str
+
+    def propose(self, agent: ExtractionAgent, message: str) -> Proposal: ...
+
+
+class RuleBasedExtractor:
+    """The offline backend: `agents.extraction_rules` reads numbers, units and keywords (stand-in for the LLM)."""
+
+    name = "offline-rules"
+
+    def propose(self, agent: ExtractionAgent, message: str) -> Proposal:
+        parsed = parse_utterance(message, agent.asking, agent.table.as_dict())
+        return Proposal(**parsed.__dict__, reasoning=f"rules read {sorted(parsed.values) or 'nothing'}")
+
+
+@dataclass
+class Option:
+    """One way to resolve a clarification: the label shown, the table updates it implies, words that pick it."""
+
+    label: str
+    updates: dict[str, Any]
+    keywords: str = ""  # regex
+    value_of: str | None = None  # the field whose stated value selects this option
+
+
+@dataclass
+class Clarification:
+    kind: str
+    fields: list[str]
+    message: str
+    options: list[Option] = field(default_factory=list)
+    attempts: int = 0
+
+    def render(self) -> str:
+        if not self.options:
+            return self.message
+        opts = " ".join(f"({i}) {o.label}" for i, o in enumerate(self.options, 1))
+        return f"{self.message} {opts}. Which is right?"
+
+
+@dataclass
+class AgentTurn:
+    action: str
+    message: str
+    reasoning: str = ""
+    updated: dict[str, str] = field(default_factory=dict)
+    asking: str | None = None
+
+
+def _same(name: str, a: Any, b: Any) -> bool:
+    if isinstance(a, Demand) or isinstance(b, Demand):
+        return format_value(name, a) == format_value(name, b)
+    if isinstance(a, float | int) and isinstance(b, float | int):
+        return abs(float(a) - float(b)) <= 1e-9 * max(1.0, abs(float(b)))
+    return a == b
+
+
+def _show(name: str, value: Any) -> str:
+    text = format_value(name, value)
+    if name in ("holding_cost",):
+        return f"${text} per unit per day"
+    if name == "penalty_cost":
+        return f"${text} per unit"
+    if name == "setup_cost":
+        return f"${text} per order"
+    if name in ("time_horizon", "lead_time"):
+        return f"{text} days"
+    if name in ("max_inventory", "max_order"):
+        return f"{text} units"
+    if name == "demand_distribution":
+        return f"{text} units per day"
+    return text.replace("_", " ")
+
+
+_ORDINALS = {"first": 1, "1st": 1, "one": 1, "second": 2, "2nd": 2, "two": 2, "third": 3, "3rd": 3, "three": 3,
+             "former": 1, "latter": 2, "a": 1, "b": 2, "c": 3}
+
+
+class ExtractionAgent:
+    """One interview. `start()` gives the opening; `step(message)` consumes a reply and returns the next turn."""
+
+    def __init__(self, backend: ExtractionBackend | None = None, table: ParameterTable | None = None,
+                 on_log: Callable[[str, str], None] | None = None) -> None:
+        self.backend: ExtractionBackend = backend or RuleBasedExtractor()
+        self.table = table or ParameterTable()
+        self.asking: str | None = None
+        self.pending: list[Clarification] = []
+        self.transcript: list[tuple[str, str]] = []
+        self.done = False
+        self.last_action: str | None = None
+        self._unknown_count: dict[str, int] = {}
+        self._penalty_per_day = False
+        self._on_log = on_log
+
+    # ---- public API -------------------------------------------------------------------------------------
+    def start(self) -> AgentTurn:
+        turn = AgentTurn(ACTION_NEXT, OPENING, reasoning="opening", asking=None)
+        self._say(turn.message)
+        self.last_action = turn.action
+        return turn
+
+    def step(self, message: str) -> AgentTurn:
+        """Read one user message, update the table through the validator, and choose the next action."""
+        if self.done:
+            raise RuntimeError("the interview has terminated; start a new ExtractionAgent")
+        self._log("user", message)
+        prefix: list[str] = []
+        updated: dict[str, str] = {}
+        reasoning = ""
+        if self.pending and self.pending[0].kind != "llm":
+            resolved = self._resolve(self.pending[0], message, updated)
+            if resolved is None:
+                clar = self.pending[0]
+                clar.attempts += 1
+                if clar.attempts >= _MAX_CLARIFY_ATTEMPTS and clar.options:
+                    self._apply_option(clar.options[0], updated)
+                    self.pending.pop(0)
+                    prefix.append(f"I'll go with ({1}) {clar.options[0].label} for now; you can correct it later.")
+                else:
+                    return self._emit(AgentTurn(ACTION_CLARIFY, "Sorry, I didn't catch which one. " + clar.render(),
+                                                reasoning="clarification not resolved", asking=self.asking))
+            else:
+                self.pending.pop(0)
+                reasoning = f"clarification resolved: {resolved}"
+        else:
+            proposal = self.backend.propose(self, message)
+            reasoning = proposal.reasoning
+            self._apply(proposal, updated, prefix)
+        self._cross_checks()
+        return self._emit(self._next_turn(prefix, updated, reasoning))
+
+    def problem(self) -> Problem:
+        return self.table.to_problem()
+
+    def save(self, out_dir: str | Path) -> tuple[Path, Path]:
+        """Write `extracted_params.csv` and `conversation_log.txt` (the paper's two artefacts)."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        csv_path = out / "extracted_params.csv"
+        self.table.to_csv(csv_path)
+        log_path = out / "conversation_log.txt"
+        log_path.write_text("".join(f"{who.upper()}: {text}\n\n" for who, text in self.transcript), encoding="utf-8")
+        return csv_path, log_path
+
+    # ---- applying proposals ----------------------------------------------------------------------------
+    def _apply(self, p: Proposal, updated: dict[str, str], prefix: list[str]) -> None:
+        if p.question and self.asking:
+            prefix.append(f"Good question: {LABELS[self.asking]} is the {_describe(self.asking)}.")
+        if p.unknown and self.asking:
+            n = self._unknown_count.get(self.asking, 0) + 1
+            self._unknown_count[self.asking] = n
+            if n >= _MAX_UNKNOWN and self.asking in DEFAULTS:
+                self.table.set(self.asking, DEFAULTS[self.asking])
+                updated[self.asking] = format_value(self.asking, self.table.get(self.asking))
+                prefix.append(f"No problem - I'll assume {_show(self.asking, self.table.get(self.asking))} for "
+                              f"the {LABELS[self.asking]}; tell me if you'd like something else.")
+            else:
+                prefix.append(f"No problem, a rough estimate is fine. {HINTS.get(self.asking, '')}".strip())
+        values = dict(p.values)
+        for clar in [c for c in self.pending if c.kind == "llm"]:
+            answered = [f for f in clar.fields if f in values and f not in p.flagged]
+            if answered or (clar.fields[0] not in p.flagged and p.backend_action != ACTION_CLARIFY):
+                for f in answered:
+                    self._force(f, values.pop(f), updated)
+                for f in clar.fields:
+                    if self.table.status(f) == "conflict":
+                        self.table.rows[f].status = "defined" if self.table.get(f) is not None else "undefined"
+                self.pending.remove(clar)
+        # the transition the message implies, for the lost-sale / per-day-penalty rule
+        if "penalty_cost" in values:
+            self._penalty_per_day = p.penalty_per_day
+        for name in sorted(values, key=lambda n: PARAMETERS.index(n)):
+            self._offer(name, values[name], p.correction or name in p.corrections, updated)
+        for name, why in p.flagged.items():
+            if name not in PARAMETERS or any(name in c.fields for c in self.pending):
+                continue
+            if self.table.status(name) != "undefined":
+                self.table.mark_conflict(name)
+            self.pending.append(Clarification("llm", [name], p.backend_prompt or why))
+        if p.demand_period is not None:
+            d = p.demand_period
+            self.pending.append(Clarification(
+                "demand_period", ["demand_distribution"],
+                f"You gave demand per {d.period} ({d.describe()}). To turn that into daily demand I need to know "
+                f"how the days relate:",
+                [Option(f"the days are independent of each other: about {d.independent()} per day "
+                        f"(the {d.period}'s spread divided by the square root of {d.days})",
+                        {"demand_distribution": d.independent(), "demand_type": "random"},
+                        r"independ|square root|sqrt|\u221a|separate|own|unrelated"),
+                 Option(f"plain scaling, the whole {d.period} moves together: about {d.scaled()} per day "
+                        f"(everything divided by {d.days})",
+                        {"demand_distribution": d.scaled(), "demand_type": "random"},
+                        r"scal|divide everything|together|proportional|plain|same every day")]))
+        for name, (lo, hi) in p.ambiguous.items():
+            lo_i, hi_i = int(round(lo)), int(round(hi))
+            self.pending.append(Clarification(
+                "ambiguous", [name], f"You said {lo_i} to {hi_i} for the {LABELS[name]}; I need one whole number.",
+                [Option(_show(name, lo_i), {name: lo_i}, value_of=name),
+                 Option(_show(name, hi_i), {name: hi_i}, value_of=name)]))
+
+    def _offer(self, name: str, raw: Any, correction: bool, updated: dict[str, str]) -> None:
+        try:
+            value = normalise_value(name, raw, self.table.base_dir)
+        except ParameterError as exc:
+            self._invalid(name, raw, exc)
+            return
+        status = self.table.status(name)
+        if status == "defined" and not _same(name, self.table.get(name), value):
+            if correction:
+                self.table.set(name, value)
+                updated[name] = format_value(name, value)
+                self._drop_pending(name)
+                return
+            old = self.table.get(name)
+            self.table.mark_conflict(name)
+            if any(name in c.fields and c.kind == "restated" for c in self.pending):
+                return
+            self.pending.append(Clarification(
+                "restated", [name],
+                f"Earlier you said the {LABELS[name]} is {_show(name, old)}, and now {_show(name, value)}.",
+                [Option(_show(name, old), {name: old}, value_of=name),
+                 Option(_show(name, value), {name: value}, value_of=name)]))
+            return
+        if status == "conflict":
+            return  # an open clarification decides this field
+        if status == "defined":
+            return  # restated with the same value: nothing new
+        self.table.set(name, value)
+        updated[name] = format_value(name, value)
+
+    def _invalid(self, name: str, raw: Any, exc: ParameterError) -> None:
+        options: list[Option] = []
+        if name == "risk_tolerance":
+            try:
+                x = float(re.findall(r"[-+]?\d+(?:\.\d+)?", str(raw))[0])
+                clamp = max(-10.0, min(10.0, x))
+                options = [Option(f"use {format_value(name, clamp)}, the end of the scale", {name: clamp},
+                                  r"\bend\b|\buse\b|\bok\b|\byes\b|max|min|fine", value_of=name)]
+            except (IndexError, ValueError):
+                pass
+        self.pending.append(Clarification(
+            "invalid_value", [name],
+            f"I can't use {raw!s} for the {LABELS[name]}: {exc.allowed}. Could you give me the {LABELS[name]} "
+            f"again?" + (" Or:" if options else ""), options))
+
+    def _drop_pending(self, name: str) -> None:
+        self.pending = [c for c in self.pending if name not in c.fields]
+
+    # ---- cross-field rules --------------------------------------------------------------------------------
+    def _cross_checks(self) -> None:
+        t = self.table
+        defined = {p for p in PARAMETERS if t.status(p) == "defined"}
+        kinds = {c.kind for c in self.pending}
+        if {"max_order", "max_inventory"} <= defined and t.get("max_order") > t.get("max_inventory") \
+                and "max_order_above_capacity" not in kinds:
+            mo, mi = t.get("max_order"), t.get("max_inventory")
+            t.mark_conflict("max_order")
+            self.pending.append(Clarification(
+                "max_order_above_capacity", ["max_order", "max_inventory"],
+                f"The largest order ({mo} units) is above your storage capacity ({mi} units), and an order can "
+                f"never make stock exceed capacity.",
+                [Option(f"cap the order size at the capacity, {mi} units", {"max_order": mi},
+                        r"\bcap\b|lower the order|reduce the order|order size|keep (?:the )?capacity"),
+                 Option(f"the capacity is really {mo} units", {"max_inventory": mo, "max_order": mo},
+                        r"capacity is|raise|increase|more (?:storage|space)|bigger")]))
+        if {"demand_type", "demand_distribution"} <= defined and "type_vs_distribution" not in kinds:
+            dtype, dist = t.get("demand_type"), t.get("demand_distribution")
+            if dtype == "deterministic" and dist.kind != "deterministic" and dist.std > 0:
+                t.mark_conflict("demand_type")
+                n = max(0, round(dist.mean))
+                self.pending.append(Clarification(
+                    "type_vs_distribution", ["demand_type", "demand_distribution"],
+                    f"You described demand as deterministic (the same every day), but also gave a spread "
+                    f"({dist.describe()}).",
+                    [Option(f"demand is random: {dist.describe()} per day",
+                            {"demand_type": "random", "demand_distribution": dist},
+                            r"random|varies|vary|spread|distribution|fluctuat|not the same"),
+                     Option(f"demand is fixed at {n} units every day",
+                            {"demand_type": "deterministic", "demand_distribution": str(n)},
+                            r"fixed|determin|constant|same every|exactly|always")]))
+            elif dtype == "random" and dist.kind == "deterministic":
+                t.mark_conflict("demand_type")
+                n = dist.describe()
+                self.pending.append(Clarification(
+                    "type_vs_distribution", ["demand_type", "demand_distribution"],
+                    f"You said demand is random, but gave a single fixed number ({n} per day).",
+                    [Option(f"demand is fixed at {n} units every day",
+                            {"demand_type": "deterministic", "demand_distribution": n},
+                            r"fixed|determin|constant|same every|exactly|always"),
+                     Option(f"demand is random, about {n} a day on average (Poisson)",
+                            {"demand_type": "random", "demand_distribution": f"poisson({n})"},
+                            r"random|varies|vary|average|fluctuat|about|around")]))
+        if "state_transition_model" in defined and "penalty_cost" in defined and self._penalty_per_day \
+                and t.get("state_transition_model") == "lost_sale" and "lost_sale_penalty_per_day" not in kinds:
+            pen = format_value("penalty_cost", t.get("penalty_cost"))
+            t.mark_conflict("state_transition_model")
+            self.pending.append(Clarification(
+                "lost_sale_penalty_per_day", ["state_transition_model", "penalty_cost"],
+                f"You said customers who find you out of stock are lost (lost sale), but you gave the shortage "
+                f"penalty per unit per day (${pen}), which is how waiting customers are charged (backlog).",
+                [Option(f"backlog: customers wait, and each unit waiting costs ${pen} per day",
+                        {"state_transition_model": "backlog"},
+                        r"backlog|backorder|wait|come back|per day"),
+                 Option(f"lost sale: customers leave, and each lost unit costs ${pen} once",
+                        {"state_transition_model": "lost_sale"},
+                        r"lost|leave|elsewhere|don't wait|won't wait|once|gone")]))
+        if self.table.is_complete() and not self.pending:
+            try:
+                self.table.to_problem()
+            except ParameterError as exc:
+                name = exc.field if exc.field in PARAMETERS else "demand_distribution"
+                self.table.mark_conflict(name)
+                self.pending.append(Clarification(
+                    "invalid_value", [name], f"Something doesn't fit: {exc}. Could you give me the {LABELS[name]} "
+                    "again?"))
+
+    # ---- clarifications -----------------------------------------------------------------------------------
+    def _resolve(self, clar: Clarification, message: str, updated: dict[str, str]) -> str | None:
+        text = message.lower()
+        choice = _ordinal(text, len(clar.options))
+        if choice is None:
+            hits = [i for i, o in enumerate(clar.options) if o.keywords and re.search(o.keywords, text)]
+            if len(hits) == 1:
+                choice = hits[0]
+        context = clar.fields[0]
+        parsed = parse_utterance(message, context, self.table.as_dict()) if choice is None else None
+        if parsed is not None and clar.kind == "lost_sale_penalty_per_day":
+            trans = parsed.values.get("state_transition_model")
+            if trans:
+                choice = next(i for i, o in enumerate(clar.options)
+                              if o.updates["state_transition_model"] == trans)
+        if choice is None and parsed is not None and context in parsed.values:
+            try:
+                new = normalise_value(context, parsed.values[context], self.table.base_dir)
+            except ParameterError:
+                new = None
+            if new is not None:
+                for i, o in enumerate(clar.options):
+                    if o.value_of == context and _same(context, normalise_value(context, o.updates[context]), new):
+                        choice = i
+                        break
+                else:  # a fresh value answers the question too
+                    if clar.kind in ("restated", "ambiguous", "invalid_value", "max_order_above_capacity"):
+                        self._force(context, new, updated)
+                        return f"new value for {context}"
+        if choice is None and clar.kind == "max_order_above_capacity" and parsed is not None:
+            if "max_inventory" in parsed.values:
+                self._force("max_inventory", parsed.values["max_inventory"], updated)
+                self._force("max_order", min(self.table.get("max_order"), self.table.get("max_inventory")), updated)
+                return "new capacity"
+        if choice is None:
+            return None
+        self._apply_option(clar.options[choice], updated)
+        return clar.options[choice].label
+
+    def _apply_option(self, option: Option, updated: dict[str, str]) -> None:
+        for name, value in option.updates.items():
+            self._force(name, value, updated)
+        if "state_transition_model" in option.updates:
+            self._penalty_per_day = False  # the manager has said how the penalty is charged
+
+    def _force(self, name: str, value: Any, updated: dict[str, str]) -> None:
+        try:
+            self.table.set(name, value)
+        except ParameterError as exc:
+            self._invalid(name, value, exc)
+            return
+        updated[name] = format_value(name, self.table.get(name))
+        if name == "penalty_cost":
+            self._penalty_per_day = False
+
+    # ---- choosing the next turn ---------------------------------------------------------------------------
+    def _next_param(self) -> str | None:
+        return next((p for p in QUESTION_ORDER if self.table.status(p) == "undefined"), None)
+
+    def _next_turn(self, prefix: list[str], updated: dict[str, str], reasoning: str) -> AgentTurn:
+        confirm = ""
+        if updated:
+            parts = [f"{LABELS[n]} = {_show(n, self.table.get(n))}" for n in PARAMETERS if n in updated]
+            confirm = "Noted: " + "; ".join(parts) + "."
+        lead = " ".join(x for x in [confirm, *prefix] if x)
+        if self.pending:
+            clar = self.pending[0]
+            self.asking = clar.fields[0]
+            return AgentTurn(ACTION_CLARIFY, f"{lead} {clar.render()}".strip(), reasoning, updated, self.asking)
+        nxt = self._next_param()
+        if nxt is not None:
+            self.asking = nxt
+            return AgentTurn(ACTION_NEXT, f"{lead} {self.question(nxt)}".strip(), reasoning, updated, nxt)
+        problem = self.table.to_problem()
+        self.done = True
+        self.asking = None
+        summary = "; ".join(f"{LABELS[n]}: {_show(n, self.table.get(n))}" for n in PARAMETERS)
+        return AgentTurn(ACTION_TERMINATE, f"{lead} Thank you, I have everything I need - {summary}. "
+                         f"I'll now compute the best ordering policy.".strip(), reasoning or str(problem.horizon),
+                         updated, None)
+
+    def question(self, name: str) -> str:
+        if name == "demand_distribution" and self.table.get("demand_type") == "deterministic":
+            return QUESTION_VARIANTS[("demand_distribution", "deterministic")]
+        if name == "penalty_cost" and self.table.status("state_transition_model") == "defined":
+            return QUESTION_VARIANTS[("penalty_cost", self.table.get("state_transition_model"))]
+        return QUESTIONS[name]
+
+    def _emit(self, turn: AgentTurn) -> AgentTurn:
+        self.last_action = turn.action
+        self._say(turn.message)
+        return turn
+
+    def _say(self, text: str) -> None:
+        self._log("agent", text)
+
+    def _log(self, who: str, text: str) -> None:
+        self.transcript.append((who, text))
+        if self._on_log is not None:
+            self._on_log(who, text)
+
+
+def _describe(name: str) -> str:
+    from inventory.spec import DESCRIPTIONS
+
+    return DESCRIPTIONS[name]
+
+
+def _ordinal(text: str, n: int) -> int | None:
+    m = re.match(r"^\W*(?:option\s*|choice\s*|number\s*|#)?\(?([1-9])\)?\W*(?:$|[.,!)]|\s(?!day|week|month|unit|"
+                 r"\$|dollar|cent))", text)
+    if m and 1 <= int(m.group(1)) <= n:
+        return int(m.group(1)) - 1
+    m = re.search(r"\b(?:the\s+)?(first|second|third|1st|2nd|3rd|former|latter)\b(?:\s+(?:one|option|choice))?",
+                  text)
+    if m and re.search(r"\b(?:the\s+)?(?:first|second|third|1st|2nd|3rd|former|latter)\s*(?:one|option|choice)?\s*"
+                       r"(?:is|please|\.|,|!|$)", text):
+        i = _ORDINALS[m.group(1)] - 1
+        if i < n:
+            return i
+    return None

@@ -1,0 +1,455 @@
+"""The offline rule-based reader: free text from a store manager -> proposed parameter-table updates.
+
+It stands in for the extraction LLM when no model is configured, so it has to cope with realistic phrasing
+("we go through about 30 boxes a day", "the truck charges a flat $200", "they won't wait, they leave"), not
+just templates. It proposes; it never writes the table: `agents.extraction.ExtractionAgent` validates every
+proposal with the core (`ParameterTable.set` / `to_problem`) and decides about conflicts.
+
+How it reads: the text is normalised (number words, idioms, currencies; `agents.extraction_text`), split into
+sentences, and every number is classified (money / duration / count / bare, with its rate period). Each
+number goes to the parameter whose keyword ("anchor") is nearest among the parameters that fit its kind
+(money -> costs, durations -> horizon or lead time, ...); a strong suffix ("$50 per order", "$8 per unit
+short") wins outright, and numbers without an anchor go to the parameter the agent just asked about. Keyword
+parameters (demand type, perishability, lost sale vs backlog, verbal risk attitudes) come from cue phrases
+with simple negation handling.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from agents.extraction_text import Quantity, normalise_text, scan_quantities, split_sentences
+from inventory.spec import PARAMETERS
+
+__all__ = ["DemandPeriodChoice", "ParseResult", "parse_utterance", "INTEGER_FIELDS", "NUMERIC_FIELDS"]
+
+INTEGER_FIELDS = ("time_horizon", "lead_time", "max_inventory", "max_order")
+MONEY_FIELDS = ("holding_cost", "penalty_cost", "setup_cost")
+NUMERIC_FIELDS = (*INTEGER_FIELDS, *MONEY_FIELDS, "risk_tolerance", "demand_distribution")
+_PERIOD_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+
+@dataclass
+class DemandPeriodChoice:
+    """Demand with a spread given per week/month: the daily law depends on an assumption we must ask about.
+
+    Independent days: weekly sd = daily sd * sqrt(7), so daily sd = weekly sd / sqrt(7). Plain scaling (the
+    same shock every day of the week): daily sd = weekly sd / 7. Means always divide by the period length.
+    """
+
+    period: str
+    days: int
+    family: str  # normal | uniform
+    mean: float
+    sd: float
+    low: float | None = None
+    high: float | None = None
+
+    def independent(self) -> str:
+        mean = self.mean / self.days
+        sd = self.sd / math.sqrt(self.days)
+        return f"normal({_fmt(mean)}, {_fmt(sd)})"
+
+    def scaled(self) -> str:
+        if self.family == "uniform" and self.low is not None and self.high is not None:
+            return f"uniform({round(self.low / self.days)}, {round(self.high / self.days)})"
+        return f"normal({_fmt(self.mean / self.days)}, {_fmt(self.sd / self.days)})"
+
+    def describe(self) -> str:
+        if self.family == "uniform":
+            return f"between {_fmt(self.low or 0)} and {_fmt(self.high or 0)} per {self.period}"
+        return f"about {_fmt(self.mean)} per {self.period}, give or take {_fmt(self.sd)}"
+
+
+@dataclass
+class ParseResult:
+    """What one utterance says: raw values for `normalise_value` plus flags the agent must act on."""
+
+    values: dict[str, object] = field(default_factory=dict)
+    demand_period: DemandPeriodChoice | None = None
+    penalty_per_day: bool = False  # a shortage cost per unit *per day* implies customers wait (backlog)
+    unknown: bool = False  # "not sure", "no idea"
+    correction: bool = False  # "actually", "sorry, I meant"
+    question: bool = False  # the user asked something instead of answering
+    ambiguous: dict[str, tuple[float, float]] = field(default_factory=dict)  # "2 or 3 days"
+    notes: list[str] = field(default_factory=list)  # unit conversions applied, for the confirmation
+
+    @property
+    def empty(self) -> bool:
+        return not (self.values or self.demand_period or self.ambiguous)
+
+
+def _fmt(x: float) -> str:
+    return str(int(round(x))) if abs(x - round(x)) < 1e-9 else f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+# ---- anchors: keywords that say which parameter a nearby number belongs to -------------------------------
+_ANCHORS: dict[str, str] = {
+    "time_horizon": r"horizon|\bplan\w*|season|\bnext\b|\bahead\b|covering|\bcover\b|look(?:ing)? at|"
+                    r"time ?frame|\bperiod\b|\bwindow\b|through the end|coming|upcoming",
+    "lead_time": r"lead[\s-]?times?|deliver\w*|arriv\w*|\btakes?\b|\btook\b|\bship\w*|show up|get here|"
+                 r"turnaround|comes? in|supplier\w*|wholesaler|restock\w*|receiv\w*|to come|replenish\w*|"
+                 r"\bneeds?\b(?= \d+ days)",
+    "demand_distribution": r"\bsells?\b|\bsold\b|selling|sales|demand\w*|\bbuy\w*|go through|get through|"
+                           r"\bmoves?\b|\buses?\b|consum\w*|customers?|\bmean\b|average|\bavg\b|\bwant\w*|"
+                           r"\bpoisson\b|\bnormal\w*|uniform\w*",
+    "max_inventory": r"capacity|\bstore\b|storage|\bhold\b|\bholds\b|\bfits?\b|\broom\b|\bspace\b|shel(?:f|ves)|"
+                     r"warehouse|cooler|fridge|freezer|back room|max(?:imum)?\s+(?:inventory|stock)|on hand",
+    "max_order": r"max(?:imum)?\s+order\w*|order\s+(?:limit|size|quantity|cap|max\w*)|order\s+at most|"
+                 r"order\s+up to|order\s+(?:no\s+)?more than|\bcaps?\b|capped|ship more than|at a time|at once|"
+                 r"(?:per|each|every|an?|single|one)\s+order\b|biggest order|largest order|truck can carry|"
+                 r"order limit",
+    "holding_cost": r"holding|carry\w*|storage|storing|\bstore\b|\bkeep\w*|warehous\w*|\brent\w*|refrigerat\w*|"
+                    r"\bspace\b|in stock|sitting|\bsit\b|\bhold\b",
+    "penalty_cost": r"penalt\w*|stock[\s-]?outs?|shortages?|\bshort\b|\blost\b|\blose\b|\bloss\b|\bmiss\w*|"
+                    r"run(?:ning)? out|out of stock|profit|margin|goodwill|\bwait\w*|delay\w*|\blate\b|"
+                    r"backorder\w*|unmet|disappoint\w*|\bempty\b|\bhit\b",
+    "setup_cost": r"set[\s-]?up|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
+                  r"plac\w*\s+(?:an\s+)?orders?|\bdelivery\b|deliveries|shipping|shipment|\btruck\b|\bfixed\b|"
+                  r"\bflat\b|\bfees?\b|paperwork|admin\w*|ordering",
+    "risk_tolerance": r"risk\w*|riskscale|averse|cautious|conservative|aggressive|gambl\w*|\bsafe\b|neutral|"
+                      r"\bscale\b|careful|\bbold\b",
+}
+_ANCHOR_RE = {p: re.compile(r) for p, r in _ANCHORS.items()}
+_KIND_PARAMS = {
+    "money": ("holding_cost", "penalty_cost", "setup_cost"),
+    "duration": ("time_horizon", "lead_time"),
+    "count": ("demand_distribution", "max_inventory", "max_order"),
+    "bare": ("time_horizon", "lead_time", "demand_distribution", "max_inventory", "max_order",
+             "holding_cost", "penalty_cost", "setup_cost", "risk_tolerance"),
+}
+_SETUP_SUFFIX = re.compile(r"^\s*(?:\w+\s+){0,4}?(?:(?:per|each|every|an?|for each|for every|for an?)\s+"
+                           r"(?:order|delivery|shipment|truck|time|batch|purchase order)\b|flat\b|fixed\b|"
+                           r"regardless|no matter|each time|every time|in (?:shipping|paperwork|admin))")
+_PENALTY_SUFFIX = re.compile(r"(?:per|each|every|an?|for each|for every|on each|on every)\s+(?:lost|missed|"
+                             r"unit short|sale (?:we|you) miss|unfilled)|\bshort\b|customer waits|\bwaits?\b|"
+                             r"\blate\b|\bdelay\w*|in goodwill|lost profit|of profit|\bhit\b")
+_ITEM_PRICE = re.compile(r"(?:bought|buy|purchase\w*|pay|paid|sells? (?:them |it )?for|retail\w*|price[sd]?|"
+                         r"item costs?|unit costs?|wholesale)\b[^,;]{0,30}?(?:at|for|of|is)?\s*(?:about|around|"
+                         r"roughly)?\s*$")
+_PERISH_DURATION = re.compile(r"(?:die|wilt|spoil|rot|expire|go(?:es)? (?:bad|off|stale)|shelf life|last)\w*"
+                              r"(?:\s+\w+){0,3}\s*$")
+
+
+def _anchors(sentence: str) -> list[tuple[int, int, str]]:
+    found = []
+    for param, rx in _ANCHOR_RE.items():
+        for m in rx.finditer(sentence):
+            found.append((m.start(), m.end(), param))
+    return found
+
+
+def _boundaries(sentence: str, a: int, b: int) -> int:
+    lo, hi = min(a, b), max(a, b)
+    return len(re.findall(r"[,;]|\band\b|\bbut\b|\bso\b", sentence[lo:hi]))
+
+
+def _nearest(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], params: tuple[str, ...]) -> str | None:
+    best, best_score = None, float("inf")
+    for start, end, param in anchors:
+        if param not in params:
+            continue
+        if end <= q.start:
+            dist = q.start - end
+        elif start >= q.end:
+            dist = (start - q.end) * 1.5
+        else:
+            continue
+        score = dist + 40 * _boundaries(sentence, q.start if start >= q.end else end, start if start >= q.end else q.start)
+        if score < best_score:
+            best, best_score = param, score
+    return best
+
+
+def _context_param(context: str | None, kind: str) -> str | None:
+    if context is None:
+        return None
+    target = "demand_distribution" if context == "demand_type" else context
+    if target in _KIND_PARAMS[kind]:
+        return target
+    return None
+
+
+def _assign(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], context: str | None) -> str | None:
+    kind = q.kind
+    if kind == "bare" and q.per_unit and q.period:
+        kind = "money"  # "0.5 per unit per day" is a cost even without a currency sign
+    if kind == "money":
+        if _SETUP_SUFFIX.search(q.suffix):
+            return "setup_cost"
+        if _PENALTY_SUFFIX.search(q.suffix):
+            return "penalty_cost"
+    if kind in ("count", "bare") and q.period and not q.per_unit:
+        return "demand_distribution"  # "20 a day", "42 units a week"
+    params = _KIND_PARAMS[kind]
+    if kind == "bare" and not (-10 <= q.value <= 10 or q.value == int(q.value)):
+        params = tuple(p for p in params if p != "risk_tolerance")
+    near = _nearest(sentence, q, anchors, params)
+    ctx = _context_param(context, kind)
+    if near is not None and kind == "bare" and ctx is not None and near != ctx:
+        # a bare answer to a direct question belongs to the question unless the text names another field
+        near_strong = any(p == near and (s >= q.end or q.start - e < 25) for s, e, p in anchors)
+        return near if near_strong else ctx
+    if near is not None:
+        return near
+    if ctx is not None:
+        return ctx
+    if kind == "money" and q.per_unit and q.period:
+        return "holding_cost"
+    return None
+
+
+# ---- keyword parameters ------------------------------------------------------------------------------
+_RANDOM_CUES = re.compile(r"\brandom\w*|\bvar(?:y|ies|iable|ied)\b|fluctuat\w*|unpredictab\w*|up and down|"
+                          r"all over the place|changes? (?:from )?day to day|never the same|\bdiffer\w*|"
+                          r"uncertain|stochastic|no (?:real )?pattern|you never know|some days|depends on the day|"
+                          r"hard to predict|(?:not|isn't|never|n't) (?:really )?(?:constant|fixed|steady|the same|"
+                          r"predictable|stable)")
+_DET_CUES = re.compile(r"same every day|same each day|every day the same|\bconstant\b|\bfixed\b(?!\s+(?:fee|cost|"
+                       r"charge|price))|\bsteady\b|\bexactly\b|like clockwork|deterministic|always the same|"
+                       r"(?:doesn't|does not|never) change|\bpredictable\b|by contract|every single day|\bflat rate\b|"
+                       r"no more(?:,)? no less|standing order|same (?:number|amount) (?:every|each) day|"
+                       r"(?:a|per) day, every day")
+_PERISH_NON = re.compile(r"non[\s-]?perishable|not perishable|(?:don't|doesn't|do not|does not|won't|never|nothing)"
+                         r" (?:\w+ )?(?:spoil|expire|go(?:es)? bad|go(?:es)? off|rot)|no expir\w*|"
+                         r"keeps? for (?:years|months|ever|a long)|lasts? (?:for )?(?:years|months|forever|ages)|"
+                         r"durable|canned|shelf[\s-]stable|long shelf life|shelf life of \d+ (?:years?|months?)")
+_PERISH_YES = re.compile(r"\bperishable|spoil\w*|expir\w*|go(?:es)? (?:bad|off|stale)|\bstale\b|\brot\w*|\bwilt\w*|"
+                         r"\bdie\b|\bfresh\b|shelf life|thrown? (?:out|away)|throw (?:it |them )?(?:out|away)|"
+                         r"in the bin|binned|\bwaste\w*|discard\w*|dump\w*|\bsell[\s-]by\b")
+_BACKLOG = re.compile(r"backlog\w*|back[\s-]?order\w*|\bwait\w*|come back (?:later|for)|rain[\s-]?check|"
+                      r"pre[\s-]?order\w*|fill (?:it|the order) (?:later|when)|pick (?:it|them) up when|"
+                      r"order it for them|(?:they'll|they will|we) order it|deliver (?:it )?later|"
+                      r"reserve\w*|put (?:them|it) on a list|happy to wait|don't mind waiting")
+_LOST = re.compile(r"(?:won't|don't|do not|will not|never|can't|nobody|no one|not)\s+(?:\w+\s+)?wait\w*|"
+                   r"lose the sale|sale is lost|sales are lost|walk (?:away|out|off)|go(?:es)? (?:to )?"
+                   r"(?:elsewhere|somewhere else|another|a competitor|the competition|the shop down)|"
+                   r"buy (?:it )?elsewhere|competitor|\bleave\w*|shop down the road|take their business|"
+                   r"don't come back|never come back|gone for good|\bgone\b")
+_LOST_PLAIN = re.compile(r"\blost[\s_-]?sales?\b|\blost\b")
+_UNKNOWN = re.compile(r"not sure|no idea|don't know|do not know|dunno|no clue|can't say|cannot say|hard to say|"
+                      r"haven't a clue|not certain|couldn't tell|can't tell|no notion|beats me|don't have (?:that|"
+                      r"those|the) (?:number|figure)|you decide|whatever you think")
+_CORRECTION = re.compile(r"(?:^|[.!?]\s)\W*(?:actually|sorry|oops|wait)\b|i meant|correction|let me correct|i misspoke|my mistake|"
+                         r"scratch that|\binstead\b|i was wrong|to correct|rather than")
+_QUESTION = re.compile(r"^\s*(?:what|how|why|which|can you|could you|do you|what's|is that|does that|explain)\b")
+_YES = re.compile(r"^\s*(?:yes|yep|yeah|yup|sure|correct|they do|it does|definitely|absolutely|indeed|of course)\b")
+_NO = re.compile(r"^\s*(?:no|nope|nah|not really|they don't|it doesn't|never|not at all)\b")
+# verbal risk attitudes on the -10..10 scale (very averse .. risk seeking)
+_RISK_WORDS: list[tuple[re.Pattern[str], float]] = [
+    (re.compile(r"(?:very|extremely|really|super|highly)\s+(?:risk[\s-]averse|cautious|conservative|careful)|"
+                r"hate risk|avoid risk at all costs"), -8),
+    (re.compile(r"(?:a bit|slightly|somewhat|a little|mildly|a touch)\s+(?:on the\s+)?(?:risk[\s-]averse|cautious|"
+                r"conservative|careful)"), -2),
+    (re.compile(r"risk[\s-]averse|cautious|conservative|careful|play it safe|safe than sorry|on the safe side"), -5),
+    (re.compile(r"neutral|middle of the road|indifferent|balanced|in the middle|don't mind either way"), 0),
+    (re.compile(r"(?:very|extremely|really)\s+(?:aggressive|risk[\s-]seeking)|love risk|big gambler"), 8),
+    (re.compile(r"(?:a bit|slightly|somewhat|a little)\s+(?:aggressive|risk[\s-]seeking|risky)|gamble a bit"), 2),
+    (re.compile(r"aggressive|risk[\s-]seeking|take risks|taking risks|gambl\w*|bold"), 5),
+]
+
+
+def _demand_type(sentence: str, about_demand: bool) -> str | None:
+    if _RANDOM_CUES.search(sentence) and (about_demand or re.search(r"random|fluctuat|unpredictab|all over the place",
+                                                                   sentence)):
+        return "random"
+    if _DET_CUES.search(sentence) and about_demand:
+        return "deterministic"
+    return None
+
+
+def _perishability(sentence: str) -> str | None:
+    if _PERISH_NON.search(sentence):
+        return "non_perishable"
+    if _PERISH_YES.search(sentence):
+        return "perishable"
+    return None
+
+
+def _transition(sentence: str, has_money: bool, context: str | None) -> str | None:
+    lost = _LOST.search(sentence)
+    backlog = _BACKLOG.search(sentence)
+    if lost and (not backlog or lost.start() <= backlog.start() or "wait" in lost.group(0)):
+        return "lost_sale"
+    if backlog:
+        return "backlog"
+    if _LOST_PLAIN.search(sentence) and (context == "state_transition_model" or not has_money):
+        return "lost_sale"
+    return None
+
+
+def _risk_words(sentence: str) -> float | None:
+    for rx, value in _RISK_WORDS:
+        if rx.search(sentence):
+            return value
+    return None
+
+
+# ---- demand -------------------------------------------------------------------------------------------
+_CALL = re.compile(r"\b(poisson|pois|normal|gaussian|norm|uniform|unif)\s*\(([^)]*)\)")
+_SD = re.compile(r"(?:give or take|plus or minus|standard deviation|std(?:ev)?|\bsd\b|spread|swings?|varies by|"
+                 r"deviation|either way|each way)(?:\s+(?:of|is|by|about|around|roughly|maybe|like))*\s*"
+                 r"(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:either way|each way)")
+_UNIFORM_CUES = re.compile(r"equally likely|uniform\w*|evenly|any number|anywhere (?:between|from)|flat between|"
+                           r"same chance")
+_NORMAL_CUES = re.compile(r"\bnormal\w*|gaussian|bell")
+_POISSON_CUES = re.compile(r"poisson")
+
+
+def _demand(sentence: str, qs: list[Quantity], known: dict[str, object], out: ParseResult) -> None:
+    call = _CALL.search(sentence)
+    if call:
+        name = {"pois": "poisson", "norm": "normal", "gaussian": "normal", "unif": "uniform"}.get(call.group(1),
+                                                                                                 call.group(1))
+        out.values["demand_distribution"] = f"{name}({call.group(2)})"
+        out.values.setdefault("demand_type", "random")
+        return
+    if not qs:
+        return
+    sd_match = _SD.search(sentence)
+    sd = float(sd_match.group(1) or sd_match.group(2)) if sd_match else None
+    sd_pos = (sd_match.start(1) if sd_match.group(1) else sd_match.start(2)) if sd_match else -1
+    main = [q for q in qs if q.start != sd_pos and not (sd_match and sd_match.start() <= q.start < sd_match.end())]
+    if not main:
+        return
+    q = main[0]
+    period = q.period or next((x.period for x in main if x.period), None) or "day"
+    days = _PERIOD_DAYS[period]
+    det = bool(_DET_CUES.search(sentence))
+    rnd = bool(_RANDOM_CUES.search(sentence))
+    family, mean, low, high = "poisson", q.value, None, None
+    if q.is_range and q.high is not None:
+        low, high = q.value, q.high
+        mean = (low + high) / 2
+        if _UNIFORM_CUES.search(sentence) or not q.approx:
+            family = "uniform"
+    if sd is not None:
+        family = "normal"
+    elif _NORMAL_CUES.search(sentence) and len(main) > 1:
+        family, sd = "normal", main[1].value
+    if family == "poisson" and not _POISSON_CUES.search(sentence) and not rnd:
+        if det or known.get("demand_type") == "deterministic":
+            family = "deterministic"
+    if days != 1 and family in ("normal", "uniform"):
+        usd = sd if sd is not None else math.sqrt(((high - low + 1) ** 2 - 1) / 12)  # type: ignore[operator]
+        out.demand_period = DemandPeriodChoice(period, days, family, mean, usd, low, high)
+        out.values.setdefault("demand_type", "random")
+        return
+    if days != 1:
+        out.notes.append(f"{_fmt(mean)} per {period} is {_fmt(mean / days)} per day")
+        mean = round(mean / days, 2)
+    if family == "poisson":
+        out.values["demand_distribution"] = f"poisson({_fmt(mean)})"
+        if _POISSON_CUES.search(sentence) or rnd:
+            out.values.setdefault("demand_type", "random")
+    elif family == "normal":
+        out.values["demand_distribution"] = f"normal({_fmt(mean)}, {_fmt(sd or 0)})"
+        out.values.setdefault("demand_type", "deterministic" if det and not rnd else "random")
+    elif family == "uniform":
+        out.values["demand_distribution"] = f"uniform({_fmt(low or 0)}, {_fmt(high or 0)})"
+        out.values.setdefault("demand_type", "random")
+    else:
+        out.values["demand_distribution"] = _fmt(round(mean))
+        out.values.setdefault("demand_type", "deterministic")
+
+
+# ---- scalar parameters ----------------------------------------------------------------------------------
+def _scalar(param: str, q: Quantity, out: ParseResult) -> None:
+    value = q.value
+    if param in MONEY_FIELDS and q.period and q.period != "day" and param != "setup_cost":
+        days = _PERIOD_DAYS[q.period]
+        out.notes.append(f"{param.replace('_', ' ')} of {_fmt(value)} per {q.period} is "
+                         f"{_fmt(value / days)} per day")
+        value = value / days
+        if q.high is not None:
+            q.high = q.high / days
+    if param == "penalty_cost" and q.period:
+        out.penalty_per_day = True
+    if q.is_range and q.high is not None:
+        if param in INTEGER_FIELDS:
+            out.ambiguous[param] = (value, q.high)
+            return
+        value = (value + q.high) / 2
+    if param in INTEGER_FIELDS and q.kind == "bare" and value == int(value):
+        value = int(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    out.values[param] = round(value, 6) if isinstance(value, float) else value
+
+
+def parse_utterance(text: str, context: str | None = None, known: dict[str, object] | None = None) -> ParseResult:
+    """Proposed updates from one user message.
+
+    `context` is the parameter the agent just asked about (numbers without a keyword go there); `known` holds
+    current table values, used only to read "about 6 a day" as deterministic when demand is known to be fixed.
+    """
+    if context is not None and context not in PARAMETERS:
+        raise ValueError(f"unknown question context {context!r}")
+    known = known or {}
+    out = ParseResult()
+    norm = normalise_text(text)
+    sentences = split_sentences(norm) or [norm]
+    for sentence in sentences:
+        _parse_sentence(" " + sentence + " ", context, known, out)
+    if out.empty:
+        if context == "perishability" and "perishability" not in out.values:
+            if _YES.search(norm):
+                out.values["perishability"] = "perishable"
+            elif _NO.search(norm):
+                out.values["perishability"] = "non_perishable"
+    has_value = bool(out.values) or out.demand_period is not None or bool(out.ambiguous)
+    out.unknown = not has_value and bool(_UNKNOWN.search(norm))
+    out.question = not has_value and "?" in text and bool(_QUESTION.search(norm))
+    out.correction = has_value and bool(_CORRECTION.search(norm))
+    return out
+
+
+def _parse_sentence(sentence: str, context: str | None, known: dict[str, object], out: ParseResult) -> None:
+    qs = scan_quantities(sentence)
+    anchors = _anchors(sentence)
+    demand_qs: list[Quantity] = []
+    has_money = any(q.kind == "money" for q in qs)
+    sd_cue = re.compile(r"(?:give or take|plus or minus|standard deviation(?: of| is)?|\bsd\b(?: of| is)?|"
+                        r"spread of|swings? by(?: about| around)?)\s*$")
+    for q in qs:
+        if q.negated:
+            continue
+        if q.kind == "money" and not q.period and _ITEM_PRICE.search(q.prefix):
+            continue  # "bought at about $112 each" is the item's price, not a cost parameter
+        if sd_cue.search(q.prefix) and q.kind in ("bare", "count"):
+            demand_qs.append(q)  # the spread of a demand statement, whatever keywords are near
+            continue
+        if q.kind == "duration" and _PERISH_DURATION.search(q.prefix):
+            continue  # "flowers die within 1 day" is about perishability, not a horizon or lead time
+        param = _assign(sentence, q, anchors, context)
+        if param is None:
+            continue
+        if param == "demand_distribution":
+            demand_qs.append(q)
+        elif param == "risk_tolerance":
+            if q.kind == "bare" and param not in out.values:
+                _scalar(param, q, out)
+        elif param not in out.values and param not in out.ambiguous:
+            _scalar(param, q, out)
+    about_demand = bool(demand_qs) or context in ("demand_type", "demand_distribution") or bool(
+        re.search(r"demand|\bsales\b|\bsell\w*|customers? (?:buy|want)", sentence))
+    if demand_qs and "demand_distribution" not in out.values and out.demand_period is None:
+        _demand(sentence, demand_qs, known, out)
+    elif _CALL.search(sentence) and "demand_distribution" not in out.values:
+        _demand(sentence, [], known, out)
+    dtype = _demand_type(sentence, about_demand)
+    if dtype and "demand_type" not in out.values:
+        out.values["demand_type"] = dtype
+    perish = _perishability(sentence)
+    if perish and "perishability" not in out.values:
+        out.values["perishability"] = perish
+    trans = _transition(sentence, has_money, context)
+    if trans and "state_transition_model" not in out.values:
+        out.values["state_transition_model"] = trans
+    if (context == "risk_tolerance" or _ANCHOR_RE["risk_tolerance"].search(sentence)) and \
+            "risk_tolerance" not in out.values:
+        words = _risk_words(sentence)
+        if words is not None:
+            out.values["risk_tolerance"] = words

@@ -1,0 +1,259 @@
+"""Text normalisation and quantity scanning for the offline extraction backend.
+
+Managers write numbers as words ("a hundred and fifty"), with currencies ("30 bucks", "20 cents"), as
+ranges ("2 or 3 days", "40-50"), and durations in idioms ("next day", "a fortnight"). This module turns a
+sentence into a list of `Quantity` objects with their kind (money / duration / count / bare), rate period and
+position, so `agents.extraction_rules` can reason about which parameter each number belongs to.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["Quantity", "normalise_text", "scan_quantities", "split_sentences", "words_to_number"]
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+         "ninety": 90}
+_SCALES = {"hundred": 100, "thousand": 1000}
+_NUMWORD = "|".join([*_UNITS, *_TENS, *_SCALES])
+# a run of number words, e.g. "a hundred and fifty", "twenty-five", "two thousand"
+_WORD_RUN = re.compile(
+    rf"\b(?:(?:a|one)\s+(?=hundred|thousand))?(?:{_NUMWORD})(?:(?:\s+and\s+|[\s-]+)(?:{_NUMWORD}))*\b")
+# "one" is too often a pronoun ("each one", "keeping one in stock"): only convert it before a unit word
+_ONE_OK = re.compile(r"\s*(?:day|days|week|weeks|month|months|year|years|quarter|unit|units|dollar|dollars)\b")
+
+
+def words_to_number(phrase: str) -> float | None:
+    """'a hundred and fifty' -> 150, 'twenty-five' -> 25; None when it is not a number phrase."""
+    tokens = [t for t in re.split(r"[\s-]+", phrase.lower()) if t and t != "and"]
+    if tokens and tokens[0] == "a":
+        tokens[0] = "one"
+    total, current, seen = 0, 0, False
+    for t in tokens:
+        if t in _UNITS:
+            current += _UNITS[t]
+        elif t in _TENS:
+            current += _TENS[t]
+        elif t == "hundred":
+            current = max(current, 1) * 100
+        elif t == "thousand":
+            total += max(current, 1) * 1000
+            current = 0
+        else:
+            return None
+        seen = True
+    return float(total + current) if seen else None
+
+
+def _replace_word_numbers(text: str) -> str:
+    def repl(m: re.Match[str]) -> str:
+        phrase = m.group(0)
+        if phrase.strip() == "one" and not _ONE_OK.match(text, m.end()) and text.strip() != "one":
+            return phrase
+        value = words_to_number(phrase)
+        if value is None:
+            return phrase
+        return str(int(value))
+
+    return _WORD_RUN.sub(repl, text)
+
+
+# idioms rewritten into plain quantities before scanning (order matters: longer phrases first)
+_IDIOMS: list[tuple[str, str]] = [
+    (r"[\u2212\u2013\u2014]", "-"),
+    (r"\u00b1|\+/-|\+-", " plus or minus "),
+    (r"\u00a2", " cents"),
+    # the risk scale itself is not an answer: keep a marker word so the sentence still reads as about risk
+    (r"(?:on\s+)?(?:a|the)?\s*(?:scale\s+(?:of|from)\s+)?-\s*10\s*(?:to|\.\.|-)\s*\+?10(?:\s+scale)?", " riskscale "),
+    (r"\bday after tomorrow\b", "2 days"),
+    (r"\b(?:the\s+)?(?:next|following)\s+(?:day|morning)\b", "1 day"),
+    (r"\bovernight\b", "1 day"),
+    (r"\bsame[\s-]day\b", "0 days"),
+    (r"\b(?:instantly|immediately|right away)\b", "0 days"),
+    (r"\bno lead[\s-]?time\b", "lead time 0 days"),
+    (r"\b(?:a\s+)?fortnight\b", "14 days"),
+    (r"\ba couple(?: of)?\b", "2"),
+    (r"\ba few\b", "3"),
+    (r"\ba dozen\b", "12"),
+    (r"\bhalf a (?:dollar|buck)\b", "$0.5"),
+    (r"\ba (?:dollar|buck)\b", "$1"),
+    (r"\b(?:costs?|is|it's)\s+(?:us\s+)?nothing\b", "costs $0"),
+    (r"\bno (?:fixed |setup |set-up |ordering |order |delivery )?(?:fee|cost|charge)s?\b", "setup $0"),
+    (r"\bfree\b", "$0"),
+    (r"(?<!or )\bminus\s+(?=\d)", "-"),
+]
+_DURATION_WORDS = "day|week|month|year|quarter"
+# "a week" -> "1 week" only where it is a duration, not a rate ("42 a week")
+_A_PERIOD = re.compile(rf"\b(?:a|an)\s+(full\s+)?({_DURATION_WORDS})\b")
+_RATE_BEFORE = re.compile(r"(?:\d|\b(?:units?|items?|pieces?|boxes|bottles|loaves|cents|dollars|bucks|each|one|"
+                          r"customers|crates|cases|stems|sandwiches|per unit|an? unit|an? item))\s*$")
+
+
+def _a_period(text: str) -> str:
+    out, last = [], 0
+    for m in _A_PERIOD.finditer(text):
+        before = text[: m.start()]
+        if _RATE_BEFORE.search(before):
+            continue
+        out.append(text[last: m.start()])
+        out.append(f"1 {m.group(2)}")
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def normalise_text(text: str) -> str:
+    """Lower-case, rewrite idioms and number words into digits, keep positions meaningful for scanning."""
+    s = " " + str(text).lower().replace("\u2019", "'") + " "
+    for pattern, repl in _IDIOMS:
+        s = re.sub(pattern, repl, s)
+    s = _replace_word_numbers(s)
+    s = re.sub(r"(?<!or )\bminus\s+(?=\d)", "-", s)
+    s = _a_period(s)
+    s = re.sub(r"\b1 quarters?\b", "90 days", s)
+    s = re.sub(r"\b(\d+) quarters\b", lambda m: f"{int(m.group(1)) * 90} days", s)
+    return re.sub(r"[ \t]+", " ", s)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences split on . ; ! ? (not decimal points), each keeping its own text."""
+    parts = re.split(r"(?<!\d)[.!?;](?!\d)|(?<=\d)[.!?;](?=\s|$)|\n+", text)
+    return [p for p in (x.strip() for x in parts) if p]
+
+
+@dataclass
+class Quantity:
+    """A number (or range) found in a sentence, with what kind of thing it measures."""
+
+    start: int
+    end: int
+    value: float
+    high: float | None = None  # set for ranges "2 or 3", "between 10 and 20"
+    kind: str = "bare"  # money | duration | count | bare
+    period: str | None = None  # rate period: day | week | month | year
+    per_unit: bool = False
+    days: int = 1  # duration multiplier to days
+    approx: bool = False
+    negated: bool = False
+    text: str = ""
+    suffix: str = ""
+    prefix: str = ""
+    raw: float = 0.0  # the number as written, before cents/duration scaling
+    consumed: bool = field(default=False, repr=False)
+
+    @property
+    def is_range(self) -> bool:
+        return self.high is not None and self.high != self.value
+
+
+_NUM = r"\d+(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+"
+_QTY = re.compile(
+    rf"""(?P<neg>(?<![\w.)])-\s?|(?<![\w.])\+)?(?P<cur>[$\u20ac\u00a3])?\s?(?P<num>{_NUM})(?!\d)
+    (?P<after>\s*(?:-\s*)?(?P<unit>cents?\b|dollars?\b|bucks?\b|usd\b|euros?\b|
+        days?\b|d\b|weeks?\b|wks?\b|months?\b|mos?\b|years?\b|yrs?\b|business\s+days?\b))?""",
+    re.X,
+)
+_DUR_DAYS = {"day": 1, "d": 1, "business": 1, "week": 7, "wk": 7, "month": 30, "mo": 30, "year": 365, "yr": 365}
+_PERIOD_WORDS = [
+    (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?(?:day|night)\b|\bdaily\b|\bnightly\b|/\s*day\b", "day"),
+    (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?week\b|\bweekly\b|/\s*w(?:ee)?k\b", "week"),
+    (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?month\b|\bmonthly\b|/\s*mo(?:nth)?\b", "month"),
+    (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?year\b|\byearly\b|\bannual(?:ly)?\b", "year"),
+]
+_PREFIX_PERIOD = [(r"\bdaily\s+(?:\w+\s+){0,2}$", "day"), (r"\bweekly\s+(?:\w+\s+){0,2}$", "week"),
+                  (r"\bmonthly\s+(?:\w+\s+){0,2}$", "month")]
+_PER_UNIT = re.compile(r"(?:per|a|an|each|every|/|for each|for every)\s*(?:lost\s+|missed\s+|extra\s+)?"
+                       r"(?:unit|item|piece|one|box|bottle|case|pack|loaf|crate|product|thing|sale|sku|"
+                       r"stem|sandwich|bag|widget|part)s?\b")
+_COUNT_NOUN = re.compile(r"\s*(?:more\s+)?(?:(?!per\b|a\b|an\b|each\b|every\b)[a-z]+\s+)?(?:units?|items?|pieces?|boxes|box|bottles?|cases?|packs?|"
+                         r"loaves|loaf|crates?|products?|stems?|sandwiches|bags?|widgets?|parts?|customers?|"
+                         r"pallets?|cartons?|kg|kilos?|liters?|litres?|gallons?|copies|tins?|cans?|"
+                         r"sacks?|rolls?|bouquets?|flowers?|cakes?|pastries|cups?|servings?|portions?|"
+                         r"tablets?|packets?|doses?|tyres?|tires?|screws?|bolts?|pairs?|jars?|trays?)\b")
+_APPROX = re.compile(r"\b(?:about|around|roughly|approximately|approx|maybe|like|some|or so|ish|perhaps|"
+                     r"something like|in the region of|close to|nearly|almost|probably|guess|say)\b")
+_BOUNDARY = re.compile(r"[,;]|\band\b|\bbut\b")
+
+
+def scan_quantities(sentence: str) -> list[Quantity]:
+    """Every number in a (normalised) sentence with kind, rate period, range and approximation flags."""
+    singles = [_single(sentence, m) for m in _QTY.finditer(sentence)]
+    out: list[Quantity] = []
+    i = 0
+    while i < len(singles):
+        q = singles[i]
+        if i + 1 < len(singles):
+            r = singles[i + 1]
+            between = sentence[q.end: r.start]
+            dash_neg = r.value < 0 and q.value >= 0 and not between.strip()
+            joined = re.fullmatch(r"\s*(?:-|to|or|until|till)\s*", between) or dash_neg or (
+                re.fullmatch(r"\s*and\s*", between) and re.search(r"between\s*\$?\s*$", q.prefix))
+            compatible = q.kind == "bare" or r.kind in ("bare", "count", q.kind)
+            if joined and compatible and abs(r.raw) >= abs(q.raw):
+                merged = r
+                scale = abs(r.value / r.raw) if r.raw else 1.0
+                if q.kind != "bare":
+                    merged.kind, merged.days = q.kind, q.days
+                    scale = abs(q.value / q.raw) if q.raw else 1.0
+                merged.high = abs(r.raw) * scale
+                merged.value = q.raw * scale
+                merged.start, merged.prefix = q.start, q.prefix
+                merged.approx = merged.approx or q.approx
+                merged.negated = q.negated
+                merged.text = sentence[q.start: r.end].strip()
+                out.append(merged)
+                i += 2
+                continue
+        out.append(q)
+        i += 1
+    return out
+
+
+def _single(sentence: str, m: re.Match[str]) -> Quantity:
+    value = float(m.group("num").replace(",", ""))
+    neg = bool(m.group("neg")) and m.group("neg").strip() == "-"
+    unit = (m.group("unit") or "").strip()
+    end = m.end()
+    unit_word = re.sub(r"s$", "", unit.split()[0]) if unit else ""
+    kind = "bare"
+    days = 1
+    if m.group("cur") or unit_word in ("cent", "dollar", "buck", "usd", "euro"):
+        kind = "money"
+        if unit_word == "cent":
+            value = value / 100
+    elif unit_word in _DUR_DAYS:
+        kind = "duration"
+        days = _DUR_DAYS[unit_word]
+    suffix_full = sentence[end:]
+    clause_end = _BOUNDARY.search(suffix_full)
+    suffix = (suffix_full[: clause_end.start()] if clause_end else suffix_full)[:60]
+    prefix = sentence[max(0, m.start() - 60): m.start()]
+    if kind == "bare" and _COUNT_NOUN.match(suffix_full):
+        kind = "count"
+    period = None
+    if kind != "duration":
+        head = suffix[:45]
+        for pat, name in _PERIOD_WORDS:
+            if re.search(pat, head):
+                period = name
+                break
+        if period is None:
+            for pat, name in _PREFIX_PERIOD:
+                if re.search(pat, prefix[-30:]):
+                    period = name
+                    break
+    per_unit = bool(_PER_UNIT.search(suffix[:45]))
+    approx = bool(_APPROX.search(prefix[-25:])) or bool(re.match(r"\s*(?:or so|-?ish)\b", suffix_full))
+    negated = bool(re.search(r"\bnot\s+$", prefix[-8:]))
+    if neg:
+        value = -value
+    raw = float(m.group("num").replace(",", "")) * (-1 if neg else 1)
+    return Quantity(start=m.start(), end=end, value=value * (days if kind == "duration" else 1), high=None, raw=raw,
+                    kind=kind, period=period, per_unit=per_unit, days=days, approx=approx, negated=negated,
+                    text=sentence[m.start(): end].strip(), suffix=suffix, prefix=prefix)

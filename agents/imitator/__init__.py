@@ -1,0 +1,8 @@
+"""Offline (and LLM-backed) Human Imitator: a simulated store manager for testing the consultant agents."""
+
+from agents.imitator.persona import HumanImitator
+from agents.imitator.profile import PERSONAS, PersonaProfile, get_profile
+from agents.imitator.scoring import accuracy, score_extraction, values_match
+
+__all__ = ["HumanImitator", "PERSONAS", "PersonaProfile", "accuracy", "get_profile", "score_extraction",
+           "values_match"]
