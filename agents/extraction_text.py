@@ -183,7 +183,8 @@ _BOUNDARY = re.compile(r"[,;]|\band\b|\bbut\b")
 
 def scan_quantities(sentence: str) -> list[Quantity]:
     """Every number in a (normalised) sentence with kind, rate period, range and approximation flags."""
-    singles = [_single(sentence, m) for m in _QTY.finditer(sentence)]
+    singles = [_single(sentence, m) for m in _QTY.finditer(sentence)
+               if m.group("unit") or not re.match(r"-[a-z]", sentence[m.end():])]  # "2-person tents"
     out: list[Quantity] = []
     i = 0
     while i < len(singles):

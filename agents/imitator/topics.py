@@ -33,6 +33,8 @@ _RULES: list[tuple[str, str]] = [
     ("state_transition_model", r"lost sale|backlog|back[\s-]?order|(?:run|are) out[^?.]*(?:wait|elsewhere|leave)|"
                                r"customers? (?:wait|leave|go elsewhere|buy elsewhere)|wait for|buy elsewhere"),
     ("perishability", r"perish|spoil|expire|shelf life|go(?:es)? bad|go off|throw(?:n)? away"),
+    ("demand_distribution", r"how many (?:units )?(?:do|does|would) (?:you|customers)[^?.]*(?:sell|buy)|"
+                            r"average (?:daily )?demand|how much do you sell"),
     ("demand_type", r"random[^?.]*determin|determin[^?.]*random|same every day|same number every day|"
                     r"demand (?:type|random)|is (?:your )?(?:daily )?demand random"),
     ("demand_distribution", r"demand|how many (?:units )?(?:do|does|would) (?:you|customers)[^?.]*(?:sell|buy)|"
