@@ -1,0 +1,329 @@
+"""DQN with RLlib (Ray 2.60, new API stack): one training run per instance, many instances in parallel with Tune.
+
+The Q-module is RLlib's default DQN module configured to be the same MLP as `rl.network.QNetwork`
+(encoder fcnet_hiddens + a linear head, no dueling), so a trained module converts weight-for-weight into the
+plain torch network that is shipped in `dqn_weights.pth` and evaluated in the Monte Carlo evaluator.
+
+Speed settings and why (2-core machine; see docs/rl.md for the measurements):
+* num_env_runners=0: sampling runs in the trial's own process, so one trial = one CPU and two trials run side
+  by side on two cores with no extra worker processes;
+* num_envs_per_env_runner=16 (gymnasium sync vector env) with a short rollout fragment: one RLModule forward
+  pass serves 16 environment steps;
+* train batch 256 with training_intensity chosen so each sampled transition is replayed a few times;
+* gamma = 1 (finite horizon, time in the observation), double Q, 3-step returns, a uniform episode replay
+  buffer (prioritised replay costs more per update than it gains here), epsilon decaying over the first
+  quarter of the step budget, rewards = -cost / reward_scale (`rl.features`).
+* A callback evaluates the greedy policy in the Monte Carlo evaluator after every iteration ("greedy_cost",
+  validation random numbers), Tune keeps the best checkpoint by it and a stopper ends a trial when it has not
+  improved for `patience` iterations.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from inventory.problem import Problem
+from rl.dqn_torch import VALIDATION_SEED_OFFSET, TrainedDQN, greedy_cost
+from rl.env import InventoryEnv
+from rl.features import Normalisation, default_normalisation, obs_dim
+from rl.network import QNetwork
+
+MODULE_SUBDIR = ("learner_group", "learner", "rl_module", "default_policy")
+
+
+@dataclass
+class RLlibSettings:
+    total_steps: int = 60_000
+    time_budget_s: float | None = None
+    num_envs_per_env_runner: int = 16
+    rollout_fragment_length: int = 4
+    hidden: tuple[int, ...] = (64, 64)
+    activation: str = "relu"
+    lr: float = 1e-3
+    gamma: float = 1.0
+    n_step: int = 3
+    train_batch_size: int = 256
+    training_intensity: float | None = 512.0  # sampled-from-replay / inserted-into-replay steps
+    buffer_capacity: int = 100_000
+    learning_starts: int = 2_000
+    target_network_update_freq: int = 1_000  # sampled env steps between target syncs
+    eps_final: float = 0.03
+    eps_fraction: float = 0.25
+    steps_per_iteration: int = 2_000
+    eval_replications: int = 300
+    patience: int = 8
+    seed: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def rllib_config(problem: Problem, s: RLlibSettings | None = None, norm: Normalisation | None = None):
+    """The RLlib DQNConfig for one instance (new API stack)."""
+    from ray.rllib.algorithms.dqn import DQNConfig
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+
+    s = s or RLlibSettings()
+    norm = norm or default_normalisation(problem)
+    eps_steps = max(1, int(s.eps_fraction * s.total_steps))
+    cfg = (
+        DQNConfig()
+        .environment(env=InventoryEnv, env_config={"problem": problem.to_dict(), "normalisation": norm.as_dict()})
+        .env_runners(num_env_runners=0, num_envs_per_env_runner=s.num_envs_per_env_runner,
+                     rollout_fragment_length=s.rollout_fragment_length)
+        .training(
+            lr=s.lr,
+            gamma=s.gamma,
+            train_batch_size_per_learner=s.train_batch_size,
+            n_step=s.n_step,
+            double_q=True,
+            dueling=False,
+            target_network_update_freq=s.target_network_update_freq,
+            num_steps_sampled_before_learning_starts=s.learning_starts,
+            epsilon=[(0, 1.0), (eps_steps, s.eps_final)],
+            replay_buffer_config={"type": "EpisodeReplayBuffer", "capacity": s.buffer_capacity},
+            training_intensity=s.training_intensity,
+            **s.extra,
+        )
+        .rl_module(model_config=DefaultModelConfig(fcnet_hiddens=list(s.hidden), fcnet_activation=s.activation,
+                                                   head_fcnet_hiddens=[]))
+        .learners(num_learners=0)
+        .resources(num_cpus_for_main_process=1)
+        .reporting(min_sample_timesteps_per_iteration=s.steps_per_iteration, metrics_num_episodes_for_smoothing=20)
+        .debugging(seed=s.seed, log_level="ERROR")
+        .callbacks(GreedyEvalCallback)
+    )
+    return cfg
+
+
+def module_to_qnetwork(module_or_state, problem: Problem, hidden=(64, 64), activation: str = "relu") -> QNetwork:
+    """Copy RLlib's DQN module weights (encoder MLP + af head) into the plain torch QNetwork."""
+    state = module_or_state if isinstance(module_or_state, dict) else module_or_state.state_dict()
+    net = QNetwork(obs_dim(problem), problem.max_order + 1, tuple(hidden), activation)
+    mapped = {}
+    for i in range(len(hidden)):
+        for kind in ("weight", "bias"):
+            mapped[f"body.{2 * i}.{kind}"] = torch.as_tensor(state[f"encoder.net.mlp.{2 * i}.{kind}"])
+    for kind in ("weight", "bias"):
+        mapped[f"head.{kind}"] = torch.as_tensor(state[f"af.net.mlp.0.{kind}"])
+    net.load_state_dict({k: v.detach().clone().float() for k, v in mapped.items()})
+    return net.eval()
+
+
+def load_module_from_checkpoint(checkpoint_dir):
+    """The RLModule inside an Algorithm checkpoint (platform fact: this sub-path, then forward_inference)."""
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    return RLModule.from_checkpoint(str(Path(checkpoint_dir).joinpath(*MODULE_SUBDIR)))
+
+
+def _network_spec(config) -> tuple[tuple[int, ...], str]:
+    mc = config.model_config
+    hidden = mc.get("fcnet_hiddens") if isinstance(mc, dict) else mc.fcnet_hiddens
+    act = mc.get("fcnet_activation") if isinstance(mc, dict) else mc.fcnet_activation
+    return tuple(hidden), act
+
+
+def _greedy_eval(algorithm) -> float:
+    env_cfg = algorithm.config.env_config
+    problem = Problem.from_dict(env_cfg["problem"])
+    norm = Normalisation.from_dict(env_cfg["normalisation"])
+    hidden, act = _network_spec(algorithm.config)
+    net = module_to_qnetwork(algorithm.get_module(), problem, hidden, act)
+    reps = int(env_cfg.get("eval_replications", 300))
+    return greedy_cost(problem, net, norm, reps, int(algorithm.config.seed or 0) + VALIDATION_SEED_OFFSET)
+
+
+try:  # the callback base class lives in Ray; keep this module importable for type checks without it
+    from ray.rllib.callbacks.callbacks import RLlibCallback
+except ImportError:  # pragma: no cover
+    RLlibCallback = object
+
+
+class GreedyEvalCallback(RLlibCallback):
+    """After every iteration: greedy policy cost in the Monte Carlo evaluator -> result["greedy_cost"]."""
+
+    def on_train_result(self, *, algorithm, metrics_logger=None, result, **kwargs) -> None:
+        result["greedy_cost"] = _greedy_eval(algorithm)
+
+
+def train_rllib_dqn(problem: Problem, steps: int = 60_000, seed: int = 0, progress: bool = False,
+                    time_budget_s: float | None = None, settings: RLlibSettings | None = None) -> TrainedDQN:
+    """One RLlib DQN run in this process (local Ray, 1 CPU); returns the best greedy network seen."""
+    import ray
+
+    s = settings or RLlibSettings(total_steps=steps, seed=seed, time_budget_s=time_budget_s)
+    t0 = time.perf_counter()
+    norm = default_normalisation(problem)
+    started = False
+    if not ray.is_initialized():
+        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        started = True
+    algo = rllib_config(problem, s, norm).build_algo()
+    hidden, act = tuple(s.hidden), s.activation
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=s.total_steps, desc="RLlib DQN", unit="step", leave=False)
+    best, best_net, since, history, sampled = math.inf, None, 0, [], 0
+    reason = "steps"
+    try:
+        while sampled < s.total_steps:
+            if s.time_budget_s is not None and time.perf_counter() - t0 > s.time_budget_s:
+                reason = "time"
+                break
+            res = algo.train()
+            now = int(res.get("num_env_steps_sampled_lifetime", 0) or 0)
+            if bar is not None:
+                bar.update(now - sampled)
+            sampled = now
+            cost = float(res["greedy_cost"])
+            history.append({"steps": sampled, "seconds": round(time.perf_counter() - t0, 2), "val_cost": cost})
+            if cost < best:
+                since = 0 if cost < best * (1 - 1e-3) else since + 1
+                best, best_net = cost, module_to_qnetwork(algo.get_module(), problem, hidden, act)
+            else:
+                since += 1
+            if bar is not None:
+                bar.set_postfix(val_cost=f"{cost:.1f}", best=f"{best:.1f}")
+            if since >= s.patience:
+                reason = "no_improvement"
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+        algo.stop()
+        if started:
+            ray.shutdown()
+    info = {"steps": sampled, "seconds": round(time.perf_counter() - t0, 2), "stop_reason": reason,
+            "best_validation_cost": best, "validation_replications": s.eval_replications}
+    return TrainedDQN(problem, best_net, norm, "rllib", history, info)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Tune: many instances in parallel
+# ---------------------------------------------------------------------------------------------------
+
+
+class GreedyPlateauStopper:
+    """Tune stopper: a trial stops at its step budget or when greedy_cost has not improved for `patience`
+    iterations (improvement = at least `rel_tol` relative)."""
+
+    def __init__(self, max_steps: int, patience: int, rel_tol: float = 1e-3, max_seconds: float | None = None):
+        self.max_steps, self.patience, self.rel_tol, self.max_seconds = max_steps, patience, rel_tol, max_seconds
+        self._best: dict[str, float] = {}
+        self._since: dict[str, int] = {}
+
+    def __call__(self, trial_id: str, result: dict) -> bool:
+        cost = result.get("greedy_cost")
+        if cost is not None:
+            best = self._best.get(trial_id, math.inf)
+            if cost < best * (1 - self.rel_tol):
+                self._since[trial_id] = 0
+            else:
+                self._since[trial_id] = self._since.get(trial_id, 0) + 1
+            self._best[trial_id] = min(best, cost)
+        steps = result.get("num_env_steps_sampled_lifetime", 0) or 0
+        if steps >= self.max_steps:
+            return True
+        if self.max_seconds is not None and result.get("time_total_s", 0) >= self.max_seconds:
+            return True
+        return self._since.get(trial_id, 0) >= self.patience
+
+    def stop_all(self) -> bool:
+        return False
+
+
+def _make_stopper(max_steps: int, patience: int, max_seconds: float | None):
+    from ray.tune import Stopper
+
+    class _Stopper(GreedyPlateauStopper, Stopper):
+        pass
+
+    return _Stopper(max_steps, patience, max_seconds=max_seconds)
+
+
+@dataclass
+class TuneOutcome:
+    name: str
+    problem: Problem
+    greedy_cost: float  # best validation greedy cost seen
+    steps: int
+    seconds: float
+    checkpoint: str | None
+    net: QNetwork | None
+    norm: Normalisation
+    error: str | None = None
+
+    def trained(self) -> TrainedDQN:
+        info = {"steps": self.steps, "seconds": self.seconds, "best_validation_cost": self.greedy_cost,
+                "checkpoint": self.checkpoint}
+        return TrainedDQN(self.problem, self.net, self.norm, "rllib-tune", [], info)
+
+
+def tune_dqn(problems: dict[str, Problem], settings: RLlibSettings | None = None, storage_path=None,
+             max_concurrent: int = 2, max_seconds: float | None = None) -> list[TuneOutcome]:
+    """Train one DQN per instance, `max_concurrent` trials at a time (1 CPU each), seeded, checkpointing the
+    best greedy policy, stopped early on a plateau. Returns one outcome per instance (in input order)."""
+    import ray
+    from ray import tune
+    from ray.rllib.algorithms.dqn import DQN
+
+    s = settings or RLlibSettings()
+    if not problems:
+        raise ValueError("problems: need at least one instance")
+    names = list(problems)
+    base = rllib_config(next(iter(problems.values())), s)
+    env_configs = []
+    for name in names:
+        p = problems[name]
+        env_configs.append({"problem": p.to_dict(), "normalisation": default_normalisation(p).as_dict(),
+                            "name": name, "eval_replications": s.eval_replications})
+    base.environment(env=InventoryEnv, env_config=tune.grid_search(env_configs))
+    started = False
+    if not ray.is_initialized():
+        ray.init(num_cpus=max_concurrent, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        started = True
+    storage = Path(storage_path or Path.cwd() / "ray_results").resolve()
+    try:
+        tuner = tune.Tuner(
+            DQN,
+            param_space=base,
+            tune_config=tune.TuneConfig(max_concurrent_trials=max_concurrent, reuse_actors=False),
+            run_config=tune.RunConfig(
+                name=f"dqn_{int(time.time())}",
+                storage_path=str(storage),
+                stop=_make_stopper(s.total_steps, s.patience, max_seconds),
+                checkpoint_config=tune.CheckpointConfig(
+                    num_to_keep=1, checkpoint_score_attribute="greedy_cost", checkpoint_score_order="min",
+                    checkpoint_frequency=1, checkpoint_at_end=True),
+                verbose=0,
+            ),
+        )
+        grid = tuner.fit()
+        outcomes: dict[str, TuneOutcome] = {}
+        for result in grid:
+            cfg = result.config or {}
+            env_cfg = cfg.get("env_config", {})
+            name = env_cfg.get("name", "?")
+            problem = problems.get(name) or Problem.from_dict(env_cfg["problem"])
+            norm = Normalisation.from_dict(env_cfg["normalisation"])
+            if result.error is not None:
+                outcomes[name] = TuneOutcome(name, problem, math.inf, 0, 0.0, None, None, norm, str(result.error))
+                continue
+            ckpt = result.get_best_checkpoint("greedy_cost", "min") or result.checkpoint
+            df = result.metrics_dataframe
+            best_cost = float(df["greedy_cost"].min()) if df is not None and "greedy_cost" in df else math.nan
+            module = load_module_from_checkpoint(ckpt.path)
+            net = module_to_qnetwork(module, problem, s.hidden, s.activation)
+            outcomes[name] = TuneOutcome(
+                name, problem, best_cost, int(result.metrics.get("num_env_steps_sampled_lifetime", 0)),
+                float(result.metrics.get("time_total_s", 0.0)), ckpt.path, net, norm)
+        return [outcomes[n] for n in names if n in outcomes]
+    finally:
+        if started:
+            ray.shutdown()
