@@ -106,7 +106,20 @@ def _run_units(config_json: dict, instance_json: dict, units: list[Unit]):
 
     config = StudyConfig.from_json(config_json)
     instance = Instance.from_dict(instance_json)
+    for u in units:
+        if u.unit_id in config.crash_once:
+            _crash_once(config, u.unit_id)
     return [run_unit(u, instance, config) for u in units]
+
+
+def _crash_once(config: StudyConfig, unit_id: str) -> None:
+    """Fault injection: kill this worker process the first time (a marker file remembers), as a node loss would."""
+    import tempfile
+
+    marker = Path(tempfile.gettempdir()) / f"askopt-crash-{config.name}-{config.seed}-{unit_id}"
+    if not marker.exists():
+        marker.write_text("crashed once")
+        os._exit(1)
 
 
 def _score_units(config_json: dict, instance_json: dict, outcomes) -> list[dict]:
