@@ -146,27 +146,46 @@ def run_report_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def submit_entrypoint(parts: list[str]) -> str:
-    parts = [p for p in parts]
+def submit_entrypoint(parts: list[str], local: bool = False) -> str:
+    """The job's shell command. For a cluster on this machine a leading `askopt` becomes this environment's
+    askopt script: the job's shell does not have our virtual environment on its PATH."""
+    parts = list(parts)
     if parts and parts[0] == "--":
         parts = parts[1:]
     if not parts:
         raise _input_error("submit: give the command after --, e.g. askopt submit -- askopt study --instances 70 ...")
+    script = Path(sys.executable).parent / "askopt"
+    if local and parts[0] == "askopt" and script.exists():
+        parts[0] = str(script)
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def _submit_with_retry(client, entrypoint: str, runtime_env: dict | None, wait_s: float = 60.0) -> str:
+    """submit_job, waiting for the head's job agent: right after `ray start` it answers "No available agent"."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env)
+        except RuntimeError as exc:
+            if "No available agent" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(2.0)
 
 
 def run_submit_cmd(args: argparse.Namespace) -> int:
     from ray.job_submission import JobStatus, JobSubmissionClient
 
-    entrypoint = submit_entrypoint(args.entrypoint)
     address = args.address or os.environ.get("RAY_ADDRESS") or "http://127.0.0.1:8265"
+    entrypoint = submit_entrypoint(args.entrypoint, local=any(h in address for h in ("127.0.0.1", "localhost")))
     try:
         client = JobSubmissionClient(address)
     except Exception as exc:  # noqa: BLE001 - connection / auth problems are the user's to fix
         raise _input_error(f"--address {address}: cannot reach the Ray dashboard ({str(exc).splitlines()[0][:200]}); "
                            "with token auth set RAY_AUTH_MODE=token and the token") from None
     runtime_env = {"working_dir": args.working_dir} if args.working_dir else None
-    job_id = client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env)
+    job_id = _submit_with_retry(client, entrypoint, runtime_env)
     print(f"submitted {job_id}: {entrypoint}")
     if args.no_wait:
         return 0

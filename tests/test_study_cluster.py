@@ -38,11 +38,14 @@ def test_cluster_launcher_and_local_script():
     c = load("cluster/askopt-cluster.yaml")
     assert c["cluster_name"] and c["head_node_type"] in c["available_node_types"]
     assert any("ray start --head" in cmd for cmd in c["head_start_ray_commands"])
-    script = ROOT / "cluster" / "start_local.sh"
-    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
-    text = script.read_text()
-    assert "RAY_AUTH_MODE" in text and "--dashboard-port 8265" in text
+    for name in ("start_local.sh", "stop_local.sh"):
+        assert subprocess.run(["bash", "-n", str(ROOT / "cluster" / name)]).returncode == 0
+    text = (ROOT / "cluster" / "start_local.sh").read_text()
+    assert "RAY_AUTH_MODE" in text and "--temp-dir" in text and "free(8265)" in text
+    assert "ray stop" not in (ROOT / "cluster" / "stop_local.sh").read_text()  # never stop other people's Ray
 
 
 def test_submit_entrypoint_is_quoted():
     assert submit_entrypoint(["--", "askopt", "study", "--out", "runs/a b"]) == "askopt study --out 'runs/a b'"
+    local = submit_entrypoint(["--", "askopt", "report", "x"], local=True)
+    assert local.endswith("/askopt report x") and local.startswith("/")  # this venv's script for a local cluster
