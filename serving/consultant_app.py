@@ -17,7 +17,7 @@ from ray import serve
 
 from experiments.solve import METHODS, solve_problem
 from inventory.policies import parse_policy_spec
-from inventory.spec import ParameterTable
+from inventory.spec import PARAMETERS, ParameterTable
 from serving.protocol import error_body
 
 app = FastAPI(title="askopt consultant API")
@@ -34,6 +34,18 @@ class SolveRequest(BaseModel):
 
 class MessageRequest(BaseModel):
     message: str
+
+
+def session_state(session) -> dict:
+    """What a client needs to render a consultant session: stage, the table, and the chosen policy once known."""
+    table = session.extraction.table
+    state = {
+        "stage": session.stage,
+        "table": {p: {"value": table.to_json().get(p), "status": table.status(p)} for p in PARAMETERS},
+    }
+    if session.result is not None:
+        state["policy"] = session.result.winner.as_dict()
+    return state
 
 
 def solve_json(req: SolveRequest) -> dict:
@@ -66,26 +78,26 @@ class ConsultantAPI:
 
     @app.post("/v1/sessions")
     def new_session(self):
-        from agents.session import ConsultantSession
+        from agents.dialogue import Consultant
 
         sid = uuid.uuid4().hex[:12]
-        session = ConsultantSession()
+        session = Consultant()
         self.sessions[sid] = session
-        return {"session_id": sid, **session.start()}
+        return {"session_id": sid, "reply": session.start(), **session_state(session)}
 
     @app.post("/v1/sessions/{sid}/messages")
     def message(self, sid: str, req: MessageRequest):
         session = self.sessions.get(sid)
         if session is None:
             return JSONResponse(error_body(f"session_id: unknown session {sid!r}"), status_code=404)
-        return {"session_id": sid, **session.send(req.message)}
+        return {"session_id": sid, "reply": session.send(req.message), **session_state(session)}
 
     @app.get("/v1/sessions/{sid}")
     def state(self, sid: str):
         session = self.sessions.get(sid)
         if session is None:
             return JSONResponse(error_body(f"session_id: unknown session {sid!r}"), status_code=404)
-        return {"session_id": sid, **session.state()}
+        return {"session_id": sid, **session_state(session), "transcript": session.transcript()}
 
 
 def build_app():
