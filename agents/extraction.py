@@ -149,7 +149,7 @@ def _show(name: str, value: Any) -> str:
     if name == "setup_cost":
         return f"${text} per order"
     if name in ("time_horizon", "lead_time"):
-        return f"{text} days"
+        return f"{text} day" if text == "1" else f"{text} days"
     if name in ("max_inventory", "max_order"):
         return f"{text} units"
     if name == "demand_distribution":
@@ -176,6 +176,7 @@ class ExtractionAgent:
         self._unknown_count: dict[str, int] = {}
         self._penalty_per_day = False
         self._on_log = on_log
+        self._backend_turn: tuple[str | None, str | None] = (None, None)
 
     # ---- public API -------------------------------------------------------------------------------------
     def start(self) -> AgentTurn:
@@ -211,6 +212,7 @@ class ExtractionAgent:
             proposal = self.backend.propose(self, message)
             reasoning = proposal.reasoning
             self._apply(proposal, updated, prefix)
+            self._backend_turn = (proposal.backend_action, proposal.backend_prompt)
         self._cross_checks()
         return self._emit(self._next_turn(prefix, updated, reasoning))
 
@@ -459,6 +461,17 @@ class ExtractionAgent:
         return next((p for p in QUESTION_ORDER if self.table.status(p) == "undefined"), None)
 
     def _next_turn(self, prefix: list[str], updated: dict[str, str], reasoning: str) -> AgentTurn:
+        turn = self._core_turn(prefix, updated, reasoning)
+        action, prompt = self._backend_turn
+        self._backend_turn = (None, None)
+        if prompt and action == turn.action and action != ACTION_TERMINATE:
+            # the LLM's own wording, when it agrees with the table about what to do next (risk still last)
+            if turn.asking == "risk_tolerance" or "risk" not in prompt.lower():
+                if action == ACTION_NEXT or (self.pending and self.pending[0].kind == "llm"):
+                    turn.message = prompt
+        return turn
+
+    def _core_turn(self, prefix: list[str], updated: dict[str, str], reasoning: str) -> AgentTurn:
         confirm = ""
         if updated:
             parts = [f"{LABELS[n]} = {_show(n, self.table.get(n))}" for n in PARAMETERS if n in updated]
