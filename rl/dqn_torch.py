@@ -50,6 +50,7 @@ class DQNConfig:
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "relu"
     lr: float = 1e-3
+    lr_final: float | None = None  # linear decay to this by the end of the step/time budget (None: constant)
     gamma: float = 1.0
     n_step: int = 3
     batch_size: int = 256
@@ -201,6 +202,12 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
             stop_reason = "time"
             break
         eps = _epsilon(cfg, steps)
+        if cfg.lr_final is not None:
+            frac = steps / cfg.total_steps
+            if deadline is not None:
+                frac = max(frac, (time.perf_counter() - t0) / cfg.time_budget_s)
+            for group in opt.param_groups:
+                group["lr"] = cfg.lr + min(1.0, frac) * (cfg.lr_final - cfg.lr)
         room = env.room()
         with torch.inference_mode():
             greedy, _ = masked_argmax(net(torch.from_numpy(obs)), room)

@@ -48,7 +48,7 @@ class RLlibSettings:
     gamma: float = 1.0
     n_step: int = 3
     train_batch_size: int = 256
-    training_intensity: float | None = 512.0  # sampled-from-replay / inserted-into-replay steps
+    training_intensity: float | None = None  # replayed / inserted steps; None: batch / fragment (256/64 = 4)
     buffer_capacity: int = 100_000
     learning_starts: int = 2_000
     target_network_update_freq: int = 1_000  # sampled env steps between target syncs
@@ -160,7 +160,7 @@ def train_rllib_dqn(problem: Problem, steps: int = 60_000, seed: int = 0, progre
     norm = default_normalisation(problem)
     started = False
     if not ray.is_initialized():
-        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
         started = True
     algo = rllib_config(problem, s, norm).build_algo()
     hidden, act = tuple(s.hidden), s.activation
@@ -247,6 +247,10 @@ def _make_stopper(max_steps: int, patience: int, max_seconds: float | None):
     return _Stopper(max_steps, patience, max_seconds=max_seconds)
 
 
+def _trial_name(trial) -> str:
+    return f"dqn_{trial.config.get('env_config', {}).get('name', 'x')}_{trial.trial_id}"
+
+
 @dataclass
 class TuneOutcome:
     name: str
@@ -258,6 +262,7 @@ class TuneOutcome:
     net: QNetwork | None
     norm: Normalisation
     error: str | None = None
+    window: tuple[float, float] = (0.0, 0.0)  # (start, end) wall-clock timestamps of the trial
 
     def trained(self) -> TrainedDQN:
         info = {"steps": self.steps, "seconds": self.seconds, "best_validation_cost": self.greedy_cost,
@@ -283,17 +288,19 @@ def tune_dqn(problems: dict[str, Problem], settings: RLlibSettings | None = None
         p = problems[name]
         env_configs.append({"problem": p.to_dict(), "normalisation": default_normalisation(p).as_dict(),
                             "name": name, "eval_replications": s.eval_replications})
-    base.environment(env=InventoryEnv, env_config=tune.grid_search(env_configs))
+    param_space = base.to_dict()
+    param_space["env_config"] = tune.grid_search(env_configs)  # one trial per instance
     started = False
     if not ray.is_initialized():
-        ray.init(num_cpus=max_concurrent, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        ray.init(address="local", num_cpus=max_concurrent, include_dashboard=False, log_to_driver=False, configure_logging=False)
         started = True
     storage = Path(storage_path or Path.cwd() / "ray_results").resolve()
     try:
         tuner = tune.Tuner(
             DQN,
-            param_space=base,
-            tune_config=tune.TuneConfig(max_concurrent_trials=max_concurrent, reuse_actors=False),
+            param_space=param_space,
+            tune_config=tune.TuneConfig(max_concurrent_trials=max_concurrent, reuse_actors=False,
+                                        trial_name_creator=_trial_name, trial_dirname_creator=_trial_name),
             run_config=tune.RunConfig(
                 name=f"dqn_{int(time.time())}",
                 storage_path=str(storage),
@@ -320,9 +327,13 @@ def tune_dqn(problems: dict[str, Problem], settings: RLlibSettings | None = None
             best_cost = float(df["greedy_cost"].min()) if df is not None and "greedy_cost" in df else math.nan
             module = load_module_from_checkpoint(ckpt.path)
             net = module_to_qnetwork(module, problem, s.hidden, s.activation)
+            window = (0.0, 0.0)
+            if df is not None and len(df):
+                window = (float(df["timestamp"].iloc[0] - df["time_this_iter_s"].iloc[0]),
+                          float(df["timestamp"].iloc[-1]))
             outcomes[name] = TuneOutcome(
                 name, problem, best_cost, int(result.metrics.get("num_env_steps_sampled_lifetime", 0)),
-                float(result.metrics.get("time_total_s", 0.0)), ckpt.path, net, norm)
+                float(result.metrics.get("time_total_s", 0.0)), ckpt.path, net, norm, None, window)
         return [outcomes[n] for n in names if n in outcomes]
     finally:
         if started:
