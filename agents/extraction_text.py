@@ -91,7 +91,7 @@ _IDIOMS: list[tuple[str, str]] = [
 _DURATION_WORDS = "day|week|month|year|quarter"
 # "a week" -> "1 week" only where it is a duration, not a rate ("42 a week")
 _A_PERIOD = re.compile(rf"\b(?:a|an)\s+(full\s+)?({_DURATION_WORDS})\b")
-_RATE_BEFORE = re.compile(r"(?:\d|\b(?:units?|items?|pieces?|boxes|bottles|loaves|cents|dollars|bucks|each|one|"
+_RATE_BEFORE = re.compile(r"(?:\d[^\s]*(?:\s+[a-z]+){0,3}|\b(?:units?|items?|pieces?|boxes|bottles|loaves|cents|dollars|bucks|each|one|"
                           r"customers|crates|cases|stems|sandwiches|per unit|an? unit|an? item))\s*$")
 
 

@@ -8,8 +8,9 @@ from agents.extraction_eval import DEFAULT_CORPUS, evaluate_corpus, parsed_field
 from agents.extraction_rules import parse_utterance
 from agents.extraction_text import normalise_text, scan_quantities, words_to_number
 
-# measured 100.0% on the tuning corpus (2024 build); the floor leaves room for harmless parser changes
+# measured 100.0% on the tuning corpus and 76.9% on the held-out corpus (never tuned on); floors leave room
 CORPUS_FLOOR = 0.95
+HOLDOUT_FLOOR = 0.70
 
 
 def test_corpus_is_large_and_well_formed():
@@ -24,6 +25,12 @@ def test_corpus_field_accuracy_floor():
     print(report.summary())
     assert report.utterances >= 150
     assert report.accuracy >= CORPUS_FLOOR, report.failures[:10]
+
+
+def test_holdout_field_accuracy_floor():
+    report = evaluate_corpus(DEFAULT_CORPUS.with_name("extraction_holdout.jsonl"))
+    print(report.summary())
+    assert report.utterances >= 40 and report.accuracy >= HOLDOUT_FLOOR
 
 
 @pytest.mark.parametrize("phrase,value", [("a hundred and fifty", 150), ("twenty-five", 25), ("two thousand", 2000),
