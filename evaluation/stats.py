@@ -2,8 +2,9 @@
 
 Definitions (used by the report and the docs):
 
-* cost: the Monte Carlo mean total cost over the horizon on the TRUE problem (`mc_cost`), common random
-  numbers per instance. Cost reduction of A over X on a pair = (cost_X - cost_A) / cost_X.
+* cost: by default the problem's objective L(pi) = E[cost] + exp(-lambda) Std[cost] (`mc_objective`; the risk
+  tolerance is one of the owner's parameters), else the expected total cost (`mc_cost`); both Monte Carlo on
+  the TRUE problem with common random numbers per instance. Reduction of A over X = (cost_X - cost_A)/cost_X.
 * pairs: (instance, trial) where both treatments produced a policy (status ok); failures are reported apart.
 * win rate: share of pairs where cost_A < cost_X (ties, e.g. the same policy, are not wins).
 * pass^k (tau-bench style): per instance with n trials of which c succeed, C(c,k)/C(n,k), averaged.
@@ -22,7 +23,10 @@ from scipy import stats
 QUARTILE_FIELDS = ("holding_cost", "penalty_cost", "max_order", "setup_cost", "max_inventory")
 
 
-def paired(df: pd.DataFrame, a: str, b: str, value: str = "mc_cost") -> pd.DataFrame:
+METRICS = {"objective": "mc_objective", "cost": "mc_cost"}
+
+
+def paired(df: pd.DataFrame, a: str, b: str, value: str = "mc_objective") -> pd.DataFrame:
     """One row per (instance, trial) with both treatments ok: cost_a, cost_b, reduction, plus instance columns."""
     ok = df[(df["status"] == "ok") & df[value].notna()]
     left = ok[ok["treatment"] == a].set_index(["instance_id", "trial"])
@@ -50,9 +54,9 @@ def by_cell(pairs: pd.DataFrame) -> dict[str, dict]:
     return {cell: reduction_summary(g) for cell, g in pairs.groupby("cell")}
 
 
-def paired_test(df: pd.DataFrame, a: str, b: str) -> dict:
+def paired_test(df: pd.DataFrame, a: str, b: str, value: str = "mc_objective") -> dict:
     """Paired t-test (and Wilcoxon) of per-instance mean costs of two treatments (trials averaged)."""
-    p = paired(df, a, b)
+    p = paired(df, a, b, value)
     per = p.groupby("instance_id")[["cost_a", "cost_b"]].mean()
     out = {"n": int(len(per)), "mean_a": float(per["cost_a"].mean()) if len(per) else math.nan,
            "mean_b": float(per["cost_b"].mean()) if len(per) else math.nan,
@@ -67,9 +71,10 @@ def paired_test(df: pd.DataFrame, a: str, b: str) -> dict:
     return out
 
 
-def quartile_analysis(df: pd.DataFrame, a: str = "A", b: str = "B", fields=QUARTILE_FIELDS) -> pd.DataFrame:
+def quartile_analysis(df: pd.DataFrame, a: str = "A", b: str = "B", fields=QUARTILE_FIELDS,
+                      value: str = "mc_objective") -> pd.DataFrame:
     """Instances in the top vs bottom quartile of A's gain over B; Welch t-test per instance feature."""
-    p = paired(df, a, b)
+    p = paired(df, a, b, value)
     if p.empty:
         return pd.DataFrame()
     gain = p.groupby("instance_id")["reduction"].mean()
@@ -92,11 +97,13 @@ def optimality_gaps(df: pd.DataFrame) -> pd.DataFrame:
     for t, g in df[df["status"] == "ok"].groupby("treatment"):
         ex = g["opt_gap"].dropna()
         orc = g["oracle_gap"].dropna()
+        orc_cost = g["oracle_gap_cost"].dropna() if "oracle_gap_cost" in g else pd.Series(dtype=float)
         rows.append({"treatment": t, "n_exact": len(ex), "exact_gap_mean": ex.mean() if len(ex) else math.nan,
                      "exact_gap_median": ex.median() if len(ex) else math.nan,
                      "exact_gap_max": ex.max() if len(ex) else math.nan, "n": len(orc),
                      "oracle_gap_mean": orc.mean() if len(orc) else math.nan,
-                     "oracle_gap_median": orc.median() if len(orc) else math.nan})
+                     "oracle_gap_median": orc.median() if len(orc) else math.nan,
+                     "oracle_cost_gap_mean": orc_cost.mean() if len(orc_cost) else math.nan})
     return pd.DataFrame(rows)
 
 

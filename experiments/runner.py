@@ -164,8 +164,9 @@ class StudyMetrics:
             self.done += 1
             if self.units is not None:
                 self.units.inc(1, tags={"study": self.study, "treatment": r["treatment"], "status": r["status"]})
-            if r["status"] == "ok" and r.get("mc_cost") == r.get("mc_cost"):
-                self.costs[(r["instance_id"], r["trial"])][r["treatment"]] = float(r["mc_cost"])
+            value = r.get("mc_objective", r.get("mc_cost"))
+            if r["status"] == "ok" and value == value and value is not None:
+                self.costs[(r["instance_id"], r["trial"])][r["treatment"]] = float(value)
         for other in ("B", "C"):
             vals = [(c[other] - c["A"]) / c[other] for c in self.costs.values() if "A" in c and other in c and c[other]]
             if vals:
@@ -205,7 +206,9 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, include_da
     else:
         if include_dashboard is not None:
             kw["include_dashboard"] = include_dashboard
-        ray.init(num_cpus=num_cpus, **kw)
+        # "local": always a new local instance; a bare ray.init() would join whatever cluster
+        # /tmp/ray/ray_current_cluster names (someone else's on a shared machine, or a stale one)
+        ray.init(address="local", num_cpus=num_cpus, **kw)
 
 
 def prepare_run(config: StudyConfig, out: Path, resume: bool) -> set[str]:

@@ -1,0 +1,99 @@
+"""Study benchmarks: `askopt demo` wall time, 70 instances x 3 treatments, and 1- vs 2-CPU scaling.
+
+Each measurement runs the real CLI in a fresh process (its own local Ray), so Ray start-up is included, as a
+user would see it. The machine's load average is recorded before and after (shared machines skew timings).
+
+    .venv/bin/python benchmarks/bench_study.py demo            # target: < 300 s
+    .venv/bin/python benchmarks/bench_study.py full            # 70 instances x A,B,C, 1 trial; target: < 1800 s
+    .venv/bin/python benchmarks/bench_study.py scaling --instances 24   # same study on 1 and 2 CPUs
+    .venv/bin/python benchmarks/bench_study.py all
+
+Prints one JSON object per measurement (and writes them to --json if given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ASKOPT = str(Path(sys.executable).parent / "askopt")
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def timed(cmd: list[str], env: dict | None = None) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return seconds, proc.stdout
+
+
+def bench_demo(work: Path) -> dict:
+    before = load()
+    seconds, out = timed([ASKOPT, "demo", "--out", str(work / "demo"), "--fresh"])
+    return {"bench": "demo", "seconds": round(seconds, 1), "target_s": 300, "load_before": before,
+            "load_after": load(), "headline": [ln for ln in out.splitlines() if ln.startswith("A over")]}
+
+
+def bench_study(work: Path, name: str, instances: int, cpus: int | None, trials: int = 1) -> dict:
+    out = work / name
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [ASKOPT, "study", "--instances", str(instances), "--trials", str(trials), "--out", str(out),
+           "--no-progress", "--no-dashboard"]
+    if cpus:
+        cmd += ["--num-cpus", str(cpus)]
+    before = load()
+    seconds, stdout = timed(cmd)
+    return {"bench": name, "instances": instances, "trials": trials, "units": instances * 3 * trials,
+            "cpus": cpus, "seconds": round(seconds, 1), "load_before": before, "load_after": load(),
+            "summary": stdout.strip().splitlines()[0] if stdout.strip() else ""}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=("demo", "full", "scaling", "all"))
+    ap.add_argument("--instances", type=int, default=24, help="instances for the scaling study")
+    ap.add_argument("--full-instances", type=int, default=70)
+    ap.add_argument("--json", default=None, help="append results to this JSON-lines file")
+    ap.add_argument("--keep", action="store_true", help="keep the run directories (printed)")
+    args = ap.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="bench_study_"))
+    results = []
+    if args.what in ("demo", "all"):
+        results.append(bench_demo(work))
+    if args.what in ("full", "all"):
+        r = bench_study(work, "full", args.full_instances, cpus=2)
+        r["target_s"] = 1800
+        results.append(r)
+    if args.what in ("scaling", "all"):
+        one = bench_study(work, "scaling-1cpu", args.instances, cpus=1)
+        two = bench_study(work, "scaling-2cpu", args.instances, cpus=2)
+        results += [one, two, {"bench": "scaling", "instances": args.instances,
+                               "time_ratio_1cpu_over_2cpu": round(one["seconds"] / two["seconds"], 2)}]
+    for r in results:
+        print(json.dumps(r))
+    if args.json:
+        with open(args.json, "a") as f:
+            for r in results:
+                f.write(json.dumps(r) + "\n")
+    if args.keep:
+        print(f"runs kept in {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
