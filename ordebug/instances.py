@@ -59,13 +59,14 @@ class Instance:
     size_tier: str = ""
     iis_tier: str = ""
     meta: dict = field(default_factory=dict)  # track-specific extras (resilience levers, ...)
+    original: LinearModel | None = field(default=None, repr=False)  # pre-sabotage model (None: wild)
 
     @property
     def iis_elements(self) -> set[str]:
         return {f"row:{r}" for r, _ in self.iis.get("rows", [])} | {f"col:{c}" for c, _ in self.iis.get("col_bounds", [])}
 
     def manifest_row(self) -> dict:
-        row = {k: v for k, v in asdict(self).items() if k not in ("model", "iis", "edit", "settings", "meta", "root")}
+        row = {k: v for k, v in asdict(self).items() if k not in ("model", "original", "iis", "edit", "settings", "meta", "root")}
         row.update(rows=self.model.num_rows, cols=self.model.num_cols, mip=self.model.is_mip,
                    root=";".join(self.root), iis_size=len(self.iis_elements),
                    iis_irreducible=bool(self.iis.get("irreducible")), iis_seconds=self.iis.get("seconds"))
@@ -107,7 +108,7 @@ def make_instance(model: LinearModel, operator: str, split: str, source: str, se
         operator=operator, root=sab.root, edit=sab.edit, description=sab.description,
         original_objective=base.objective, iis=iis_json, iis_contains_root=covers, solver=solver_version(),
         settings={**SOLVER_SETTINGS, "iis_time_limit": iis_time_limit, "iis_strategy": iis.settings.get("iis_strategy")},
-        size_tier=size_tier(model.num_rows), iis_tier=iis_tier(iis.size),
+        size_tier=size_tier(model.num_rows), iis_tier=iis_tier(iis.size), original=model,
     )
 
 

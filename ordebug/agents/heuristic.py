@@ -1,0 +1,260 @@
+"""The strong baseline: IIS-guided, anomaly-ranked, restorative repairs.
+
+Why restorative: an agent cannot see the original optimum, but the cheapest change that restores
+feasibility *and* the objective is usually to undo the modelling error itself. So the agent looks at
+each IIS member next to its *siblings* (rows/columns with the same name pattern) and proposes the edit
+that makes it look like them again: flip a sense back, undo a decimal slip in a right-hand side or a
+row scale, restore a coefficient's sign, a bound, or continuity, or drop a duplicated row. Candidates
+are tried best-first, each costing one ``solve``; generic relaxations are the last resort.
+Without an IIS (ablation) the same scoring runs over the whole model, which ranks worse.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ordebug.agents.base import iis_elements
+from ordebug.env import DebugEnv, family, fine_family
+from ordebug.model import INF
+
+MAX_SIBLINGS = 40
+MAX_SCAN_ROWS = 400  # rows scored when no IIS is available
+
+
+@dataclass(order=True)
+class Candidate:
+    score: float
+    element: str = field(compare=False)
+    actions: list[dict] = field(compare=False, default_factory=list)
+    label: str = field(compare=False, default="")
+
+
+class HeuristicAgent:
+    name = "heuristic"
+
+    def __init__(self, use_iis: bool = True):
+        self.use_iis = use_iis
+
+    # ------------------------------------------------------------------ helpers over the env
+    def _rows(self, env: DebugEnv, names: list[str]) -> dict[str, dict]:
+        out = {}
+        for n in names:
+            r = env.step({"op": "inspect_row", "name": n})
+            if "error" not in r:
+                out[n] = r
+        return out
+
+    def _siblings(self, env: DebugEnv, name: str, kind: str) -> list[dict]:
+        op_list, op_insp, key = ("list_rows", "inspect_row", "rows") if kind == "row" else ("list_cols", "inspect_col", "cols")
+        fine = [n for n in env.step({"op": op_list, "family_pattern": family(name)})[key]
+                if n != name and fine_family(n) == fine_family(name)]
+        names = fine if (kind == "col" and len(fine) >= 2) else \
+            [n for n in env.step({"op": op_list, "family_pattern": family(name)})[key] if n != name]
+        out = []
+        for n in names[:MAX_SIBLINGS]:
+            r = env.step({"op": op_insp, "name": n})
+            if "error" not in r:
+                out.append(r)
+        return out
+
+    # ------------------------------------------------------------------ candidate generation
+    def _row_candidates(self, env: DebugEnv, row: dict, conflict_rows: dict[str, dict]) -> list[Candidate]:
+        name, el = row["row"], f"row:{row['row']}"
+        sibs = self._siblings(env, name, "row")
+        cands: list[Candidate] = []
+        sense, rhs, coefs = row["sense"], float(row["rhs"]), row["coefs"]
+        if len(sibs) >= 2:
+            senses = Counter(s["sense"] for s in sibs)
+            maj, cnt = senses.most_common(1)[0]
+            frac = cnt / len(sibs)
+            if maj != sense and frac >= 0.75 and maj in ("L", "G", "E") and sense in ("L", "G", "E"):
+                cands.append(Candidate(3.0 + frac, el, [{"op": "set_sense", "row": name, "sense": maj}], "sense"))
+            # Decimal slip in the right-hand side.
+            srhs = np.array([abs(float(s["rhs"])) for s in sibs if abs(float(s["rhs"])) > 0])
+            if rhs != 0 and srhs.size >= 2:
+                lr = math.log10(abs(rhs) / float(np.median(srhs)))
+                k = round(lr)
+                if k != 0 and abs(lr - k) < 0.5:
+                    cands.append(Candidate(2.0 + (0.5 - abs(lr - k)), el,
+                                           [{"op": "set_rhs", "row": name, "value": rhs * 10.0 ** -k}], "rhs-slip"))
+            # Row scaled by a power of ten.
+            mine = np.median(np.abs(list(coefs.values()))) if coefs else 0.0
+            smed = np.array([np.median(np.abs(list(s["coefs"].values()))) for s in sibs if s["coefs"]])
+            if mine > 0 and smed.size >= 2 and np.median(smed) > 0:
+                lr = math.log10(mine / float(np.median(smed)))
+                k = round(lr)
+                if k != 0 and abs(lr - k) < 0.35:
+                    cands.append(Candidate(2.2 + (0.35 - abs(lr - k)), el,
+                                           [{"op": "scale_row", "row": name, "factor": 10.0 ** -k}], "scale"))
+            # A coefficient whose sign disagrees with the same column family in sibling rows.
+            sign_by_fam: dict[str, Counter] = {}
+            for s in sibs:
+                for c, v in s["coefs"].items():
+                    sign_by_fam.setdefault(family(c), Counter())[v > 0] += 1
+            for c, v in coefs.items():
+                ctr = sign_by_fam.get(family(c))
+                if ctr and sum(ctr.values()) >= 3:
+                    maj_pos, n_maj = ctr.most_common(1)[0]
+                    frac = n_maj / sum(ctr.values())
+                    if (v > 0) != maj_pos and frac >= 0.8:
+                        cands.append(Candidate(3.0 + frac, el, [{"op": "set_coef", "row": name, "col": c, "value": -v}],
+                                               "coef-sign"))
+        # Same-row sign outlier among coefficients of one column family (rows without siblings).
+        by_fam: dict[str, list[tuple[str, float]]] = {}
+        for c, v in coefs.items():
+            by_fam.setdefault(family(c), []).append((c, v))
+        for items in by_fam.values():
+            if len(items) >= 3:
+                pos = [c for c, v in items if v > 0]
+                neg = [c for c, v in items if v < 0]
+                odd = pos if len(pos) == 1 else (neg if len(neg) == 1 else [])
+                for c in odd:
+                    cands.append(Candidate(2.4, el, [{"op": "set_coef", "row": name, "col": c, "value": -coefs[c]}],
+                                           "coef-sign-row"))
+        # A duplicate of another row (found through a shared column), with a rarer name pattern: an added,
+        # contradictory row. Column-wise magnitudes also reveal a row scaled by a power of ten.
+        others = dict(conflict_rows)
+        logs = []
+        for c, v in list(coefs.items())[:MAX_SIBLINGS]:
+            col_rows = env.step({"op": "inspect_col", "name": c}).get("rows", {})
+            peer = [abs(x) for r, x in col_rows.items() if r != name and x != 0]
+            if peer and v != 0:
+                logs.append(math.log10(abs(v) / float(np.median(peer))))
+            if c == next(iter(coefs)):
+                for r in col_rows:
+                    if r not in others and r != name:
+                        info = env.step({"op": "inspect_row", "name": r})
+                        if "error" not in info:
+                            others[r] = info
+        if len(logs) >= 2:
+            lr = float(np.median(logs))
+            k = round(lr)
+            if k != 0 and abs(lr - k) < 0.3 and float(np.std(logs)) < 0.5:
+                cands.append(Candidate(2.3 + (0.3 - abs(lr - k)), el,
+                                       [{"op": "scale_row", "row": name, "factor": 10.0 ** -k}], "scale-colwise"))
+        for other, info in others.items():
+            if other != name and info["coefs"] == coefs:
+                n_mine = len(env.step({"op": "list_rows", "family_pattern": family(name)})["rows"])
+                n_other = len(env.step({"op": "list_rows", "family_pattern": family(other)})["rows"])
+                if n_mine < n_other or (n_mine == n_other and len(name) > len(other)):
+                    cands.append(Candidate(3.9, el, [{"op": "drop_row", "row": name}], "duplicate"))
+        # Generic decimal-slip repairs in the loosening direction (no sibling evidence needed); the IIS
+        # side tells which direction loosens an equality.
+        side = row.get("iis_side") or {"L": "upper", "G": "lower"}.get(sense, "lower")
+        if rhs != 0 and sense in ("L", "G", "E"):
+            for k, sc in ((1, 0.8), (2, 0.5), (3, 0.3)):
+                looser = rhs * (10.0 ** k if (side == "upper") == (rhs > 0) else 10.0 ** -k)
+                cands.append(Candidate(sc, el, [{"op": "set_rhs", "row": name, "value": looser}], f"loosen-x{k}"))
+        if sense in ("L", "G"):
+            cands.append(Candidate(0.35, el, [{"op": "set_sense", "row": name, "sense": "G" if sense == "L" else "L"}],
+                                   "flip"))
+        cands.append(Candidate(0.05, el, [{"op": "drop_row", "row": name}], "drop"))
+        return cands
+
+    def _col_candidates(self, env: DebugEnv, col: str, side: str | None) -> list[Candidate]:
+        info = env.step({"op": "inspect_col", "name": col})
+        if "error" in info:
+            return []
+        el = f"col:{col}"
+        sibs = self._siblings(env, col, "col")
+        cands: list[Candidate] = []
+        if len(sibs) >= 2 and side is not None:
+            vals = [s[side] for s in sibs]
+            mode, cnt = Counter(vals).most_common(1)[0]
+            frac = cnt / len(vals)
+            mine = info[side]
+            if mine != mode and frac >= 0.6:
+                cands.append(Candidate(3.0 + frac, el, [{"op": "set_bound", "col": col, "side": side, "value": mode}],
+                                       "bound-mode"))
+            elif mine != mode and isinstance(mine, float):
+                # Only an outlier by an order of magnitude (or of the wrong sign) is evidence of an error.
+                finite = np.array([float(v) for v in vals if isinstance(v, float)])
+                if finite.size >= 2:
+                    med = float(np.median(finite))
+                    outside = mine < finite.min() or mine > finite.max()
+                    far = (mine == 0) != (med == 0) or (mine * med < 0) or \
+                        (mine != 0 and med != 0 and abs(math.log10(abs(mine) / abs(med))) >= 0.5)
+                    if outside and far:
+                        cands.append(Candidate(1.5, el, [{"op": "set_bound", "col": col, "side": side, "value": med}],
+                                               "bound-median"))
+        if side is not None:
+            cands.append(Candidate(0.1, el, [{"op": "set_bound", "col": col, "side": side,
+                                              "value": -INF if side == "lower" else INF}], "free-bound"))
+        return cands
+
+    def _integrality_candidates(self, env: DebugEnv, rows: dict[str, dict], flagged: bool) -> list[Candidate]:
+        odd: list[str] = []
+        ints: list[str] = []
+        for row in rows.values():
+            for c in row["coefs"]:
+                info = env.step({"op": "inspect_col", "name": c})
+                if not info.get("integer"):
+                    continue
+                if c not in ints:
+                    ints.append(c)
+                sibs = env.step({"op": "list_cols", "family_pattern": family(c)})["cols"][:MAX_SIBLINGS]
+                cont = sum(1 for n in sibs if not env.step({"op": "inspect_col", "name": n}).get("integer"))
+                if sibs and cont / len(sibs) >= 0.5 and c not in odd:
+                    odd.append(c)
+        out = []
+        if odd:
+            out.append(Candidate(3.8, f"col:{odd[0]}", [{"op": "set_integrality", "col": c, "integer": False}
+                                                        for c in odd], "integrality"))
+        if flagged and ints and ints != odd:
+            # The IIS says integrality is part of the conflict: relaxing it is the smallest change.
+            out.append(Candidate(2.6, f"col:{ints[0]}", [{"op": "set_integrality", "col": c, "integer": False}
+                                                         for c in ints], "integrality-iis"))
+        return out
+
+    # ------------------------------------------------------------------ episode
+    def run(self, env: DebugEnv) -> None:
+        conflict: list[str] = []
+        iis: dict = {}
+        if self.use_iis and env.allow_iis:
+            iis = env.step({"op": "get_iis"})
+        if iis.get("rows") or iis.get("col_bounds"):
+            conflict = iis_elements(iis)
+            row_names = [r for r, _ in iis["rows"]]
+            col_sides = [(c, s) for c, s in iis["col_bounds"]]
+        else:
+            row_names = env.step({"op": "list_rows"})["rows"][:MAX_SCAN_ROWS]
+            col_sides = []
+        rows = self._rows(env, row_names)
+        for r, side in iis.get("rows", []):
+            if r in rows:
+                rows[r]["iis_side"] = side
+        cands: list[Candidate] = []
+        for row in rows.values():
+            cands += self._row_candidates(env, row, rows)
+        for c, s in col_sides:
+            cands += self._col_candidates(env, c, s)
+        if iis.get("integrality") or (not conflict and env.model.is_mip):
+            cands += self._integrality_candidates(env, rows, bool(iis.get("integrality")))
+        if not conflict:
+            cands = [c for c in cands if c.score >= 1.0] + sorted([c for c in cands if c.score < 1.0],
+                                                                 reverse=True)[:10]
+        seen: set[str] = set()
+        for cand in sorted(cands, reverse=True):
+            key = repr(cand.actions)
+            if key in seen:
+                continue
+            seen.add(key)
+            if env.calls_left < 1:
+                break
+            applied = 0
+            for action in cand.actions:
+                if "error" not in env.step(action):
+                    applied += 1
+            res = env.step({"op": "solve"})
+            if res.get("status") == "optimal":
+                env.step({"op": "diagnose", "root_cause": [cand.element], "conflict": conflict})
+                env.step({"op": "submit"})
+                return
+            for _ in range(applied):
+                env.step({"op": "undo"})
+        env.step({"op": "diagnose", "root_cause": [cands[0].element] if cands else [], "conflict": conflict})
+        env.step({"op": "submit"})
