@@ -1,0 +1,147 @@
+"""`askopt bench ordebug` (OR-Debug-Bench leaderboard) and `askopt iis MODEL.mps`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+
+LEADERBOARD_KEYS = ["agent", "split", "RR@5", "RR@10", "RR@20", "DA", "OP", "TE", "FP", "rational", "n"]
+GROUPS = {"none": [], "operator": ["operator"], "size": ["size_tier"], "iis_size": ["iis_tier"], "iis": ["iis"]}
+
+
+def _user_error(msg: str) -> Exception:
+    try:
+        from experiments.cli import UserInputError
+
+        return UserInputError(msg)
+    except ImportError:  # pragma: no cover - cli.py always exists in the repo
+        return ValueError(msg)
+
+
+def register(subparsers) -> None:
+    bench = subparsers.add_parser("bench", help="run benchmarks", description="Run a benchmark suite.")
+    bench_sub = bench.add_subparsers(dest="bench_name", metavar="SUITE")
+    bench.set_defaults(handler=lambda args: (bench.print_help(), 0)[1])
+    p = bench_sub.add_parser(
+        "ordebug", help="OR-Debug-Bench: diagnose and repair infeasible models",
+        description="Run OR-Debug-Bench episodes as Ray tasks into <out>/episodes.parquet and print the "
+                    "leaderboard (RR@5/10/20, DA, OP, TE, FP, rational recovery). Reruns resume.")
+    p.add_argument("--agent", default="heuristic", help="heuristic | llm | drop (default heuristic)")
+    p.add_argument("--split", default="synthetic", help="synthetic | netlib | wild | resilience (default synthetic)")
+    p.add_argument("--seeds", default=None, help="folder of feasible MPS models to build instances from")
+    p.add_argument("--per-model", type=int, default=3, help="instances per seed model with --seeds (default 3)")
+    p.add_argument("--out", default="results/ordebug", help="output folder (default results/ordebug)")
+    p.add_argument("--budget", type=int, default=20, help="solver calls per episode (default 20)")
+    p.add_argument("--iis", default="on", help="on | off: whether get_iis is available (ablation)")
+    p.add_argument("--by", default="none", help="ablation grouping: none | operator | size | iis_size | iis")
+    p.add_argument("--few-shot", action="store_true", help="LLM agent: few-shot prompt instead of zero-shot")
+    p.add_argument("--limit", type=int, default=None, help="use only the first N instances")
+    p.add_argument("--seed", type=int, default=0, help="random seed for instance generation")
+    p.add_argument("--no-ray", action="store_true", help="run in-process (debugging)")
+    p.add_argument("--json", action="store_true", help="print leaderboard rows as JSON")
+    p.set_defaults(handler=cmd_bench_ordebug)
+
+    q = subparsers.add_parser("iis", help="irreducible infeasible subsystem of a model",
+                              description="Print the IIS (rows and bounds in conflict) of an infeasible MPS/LP "
+                                          "model, verified irreducible by a deletion filter.")
+    q.add_argument("model", help="MPS or LP file")
+    q.add_argument("--time-limit", type=float, default=10.0, help="seconds (default 10)")
+    q.add_argument("--json", action="store_true", help="print JSON")
+    q.set_defaults(handler=cmd_iis)
+
+
+def cmd_iis(args: argparse.Namespace) -> int:
+    from ordebug.iis import compute_iis
+    from ordebug.model import LinearModel
+
+    if args.time_limit <= 0:
+        raise _user_error(f"--time-limit must be > 0, got {args.time_limit}")
+    if not os.path.isfile(args.model):
+        raise _user_error(f"model file not found: {args.model}")
+    try:
+        model = LinearModel.from_mps(args.model)
+    except Exception as exc:  # noqa: BLE001 - any parse failure is one line, exit 2
+        raise _user_error(f"cannot read model {args.model!r}: {exc}") from None
+    res = compute_iis(model, time_limit=args.time_limit)
+    if args.json:
+        print(json.dumps(res.to_json()))
+        return 0
+    if res.status == "feasible":
+        print(f"{model.name}: model is feasible; no IIS")
+        return 0
+    if res.status != "infeasible":
+        print(f"{model.name}: status {res.status}; no IIS ({res.method})")
+        return 0
+    print(f"{model.name}: IIS with {len(res.rows)} rows and {len(res.col_bounds)} bounds, "
+          f"{'verified irreducible' if res.irreducible else 'NOT verified irreducible'}, "
+          f"{res.seconds:.2f}s via {res.method}{' (integrality involved)' if res.integrality else ''}")
+    for name, side in res.rows:
+        print(f"  row    {name:<24} {side}")
+    for name, side in res.col_bounds:
+        print(f"  bound  {name:<24} {side}")
+    return 0
+
+
+def _llm_config(agent: str):
+    if agent != "llm":
+        return None
+    try:
+        from agents.llm import LLMConfig
+    except ImportError as exc:
+        raise _user_error(f"--agent llm needs agents.llm ({exc})") from None
+    if not os.environ.get("ASKOPT_LLM_BASE_URL") or not os.environ.get("ASKOPT_LLM_MODEL"):
+        raise _user_error("--agent llm needs an LLM endpoint: set ASKOPT_LLM_BASE_URL and ASKOPT_LLM_MODEL")
+    try:
+        return LLMConfig.from_env()
+    except Exception as exc:  # noqa: BLE001
+        raise _user_error(f"LLM configuration invalid: {exc}") from None
+
+
+def cmd_bench_ordebug(args: argparse.Namespace) -> int:
+    from experiments.ordebug_run import AGENTS, build_split, run_benchmark
+    from ordebug.instances import SPLITS
+    from ordebug.metrics import format_table, leaderboard
+
+    if args.agent not in AGENTS:
+        raise _user_error(f"--agent must be one of {', '.join(AGENTS)}; got {args.agent!r}")
+    splits = [s for s in SPLITS if s != "custom"]
+    if args.split not in splits:
+        raise _user_error(f"--split must be one of {', '.join(splits)}; got {args.split!r}")
+    if args.iis not in ("on", "off"):
+        raise _user_error(f"--iis must be on or off; got {args.iis!r}")
+    if args.by not in GROUPS:
+        raise _user_error(f"--by must be one of {', '.join(GROUPS)}; got {args.by!r}")
+    if args.per_model < 1:
+        raise _user_error(f"--per-model must be >= 1; got {args.per_model}")
+    if args.budget < 1:
+        raise _user_error(f"--budget must be >= 1; got {args.budget}")
+    if args.limit is not None and args.limit < 1:
+        raise _user_error(f"--limit must be >= 1; got {args.limit}")
+    if args.seeds and not os.path.isdir(args.seeds):
+        raise _user_error(f"--seeds must be a directory of MPS files; got {args.seeds!r}")
+    llm_config = _llm_config(args.agent)
+    progress = not args.json and sys.stderr.isatty()
+    instances = build_split(args.split, args.out, seeds=args.seeds, per_model=args.per_model, seed=args.seed,
+                            use_ray=not args.no_ray, limit=args.limit, progress=progress)
+    if not instances:
+        raise _user_error(f"no usable instances for split {args.split!r}"
+                          f"{' from ' + args.seeds if args.seeds else ''}")
+    df = run_benchmark(instances, args.agent, args.out, allow_iis=args.iis == "on", budget=args.budget,
+                       use_ray=not args.no_ray, llm_config=llm_config, few_shot=args.few_shot, progress=progress)
+    df["split"] = args.split if not args.seeds else "custom"
+    board = leaderboard(df, by=["agent", "split"] + GROUPS[args.by])
+    if args.json:
+        rows = []
+        for rec in board.to_dict(orient="records"):
+            item = {k: rec.get(k) for k in LEADERBOARD_KEYS}
+            item.update({k: rec[k] for k in GROUPS[args.by]})
+            item["failed"] = int(rec.get("failed", 0))
+            rows.append({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in item.items()})
+        print(json.dumps(rows, default=float))
+    else:
+        print(format_table(board))
+        print(f"episodes: {os.path.join(args.out, 'episodes.parquet')}")
+    return 0

@@ -1,0 +1,210 @@
+"""Ray runner for OR-Debug-Bench: instances -> episodes (parquet) -> leaderboard.
+
+Episodes are batched into a few Ray tasks (one per chunk), not one task each: every task is a worker
+process of ~100 MB, and an episode on a small model takes milliseconds. Results are appended to
+``<out>/episodes.parquet`` keyed by a stable ``episode_id``; a rerun with the same ``--out`` skips
+finished episodes. An episode that raises becomes a failed row (``error`` set) and the run goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from ordebug.env import DebugEnv
+from ordebug.instances import Instance, load_instances, save_instances
+from ordebug.metrics import episode_metrics
+
+AGENTS = ("heuristic", "drop", "llm")
+
+
+def make_agent(name: str, llm_config=None, few_shot: bool = False):
+    if name == "heuristic":
+        from ordebug.agents.heuristic import HeuristicAgent
+
+        return HeuristicAgent()
+    if name == "drop":
+        from ordebug.agents.drop_all import DropAllAgent
+
+        return DropAllAgent()
+    if name == "llm":
+        from ordebug.agents.llm_agent import LLMAgent
+
+        return LLMAgent(llm_config, few_shot=few_shot)
+    raise ValueError(f"--agent must be one of {list(AGENTS)}, got {name!r}")
+
+
+def episode_id(agent: str, allow_iis: bool, instance_id: str, variant: str = "") -> str:
+    return f"{agent}{variant}|iis={'on' if allow_iis else 'off'}|{instance_id}"
+
+
+def run_episode(instance: Instance, agent, allow_iis: bool = True, budget: int = 20) -> dict:
+    """One episode -> one result row; never raises (a failure is a row with `error`)."""
+    t0 = time.perf_counter()
+    base = {"instance_id": instance.instance_id, "split": instance.split, "source": instance.source,
+            "operator": instance.operator or "none", "size_tier": instance.size_tier, "iis_tier": instance.iis_tier,
+            "rows": instance.model.num_rows, "cols": instance.model.num_cols, "iis": "on" if allow_iis else "off"}
+    try:
+        env = DebugEnv(instance, budget=budget, allow_iis=allow_iis)
+        agent.run(env)
+        row = {**base, **episode_metrics(instance, env.log), "error": "", "steps": len(env.log.steps)}
+        if instance.meta.get("track") == "resilience":
+            from ordebug.resilience import resilience_metrics
+
+            row.update(resilience_metrics(instance, env.log))
+    except Exception as exc:  # noqa: BLE001 - a failed episode is data, not a crash
+        row = {**base, "recovered": False, "error": f"{type(exc).__name__}: {exc}",
+               "traceback": traceback.format_exc(limit=3)}
+    row["seconds"] = time.perf_counter() - t0
+    return row
+
+
+def _run_chunk(instances: list[Instance], agent_name: str, allow_iis: bool, budget: int, llm_config, few_shot: bool,
+               variant: str) -> list[dict]:
+    agent = make_agent(agent_name, llm_config, few_shot)
+    rows = []
+    for inst in instances:
+        row = run_episode(inst, agent, allow_iis=allow_iis, budget=budget)
+        row["agent"] = agent_name + variant
+        row["episode_id"] = episode_id(agent_name, allow_iis, inst.instance_id, variant)
+        rows.append(row)
+    return rows
+
+
+def _chunks(items: list, n: int) -> list[list]:
+    n = max(1, min(n, len(items)))
+    return [items[k::n] for k in range(n)]
+
+
+def run_benchmark(instances: list[Instance], agent_name: str, out_dir: str | os.PathLike, allow_iis: bool = True,
+                  budget: int = 20, use_ray: bool = True, num_cpus: int = 2, llm_config=None, few_shot: bool = False,
+                  progress: bool = True) -> pd.DataFrame:
+    """Run all not-yet-finished episodes and return every episode row for this agent/IIS setting."""
+    if agent_name not in AGENTS:
+        raise ValueError(f"--agent must be one of {list(AGENTS)}, got {agent_name!r}")
+    if budget < 1:
+        raise ValueError(f"--budget must be >= 1, got {budget}")
+    variant = "-fewshot" if (agent_name == "llm" and few_shot) else ""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "episodes.parquet"
+    done = pd.read_parquet(path) if path.exists() else pd.DataFrame()
+    finished = set(done["episode_id"]) if not done.empty else set()
+    todo = [i for i in instances if episode_id(agent_name, allow_iis, i.instance_id, variant) not in finished]
+    new_rows: list[dict] = []
+    if todo:
+        # An LLM agent is I/O bound and talks to one endpoint: keep it in-process and sequential.
+        if use_ray and agent_name != "llm" and len(todo) > 1:
+            new_rows = _run_with_ray(todo, agent_name, allow_iis, budget, num_cpus, llm_config, few_shot, variant,
+                                     progress)
+        else:
+            for chunk in tqdm(_chunks(todo, len(todo)), desc=f"ordebug {agent_name}", disable=not progress):
+                new_rows += _run_chunk(chunk, agent_name, allow_iis, budget, llm_config, few_shot, variant)
+        new = pd.DataFrame(new_rows)
+        done = pd.concat([done, new], ignore_index=True) if not done.empty else new
+        _write_parquet(done, path)
+    ids = {episode_id(agent_name, allow_iis, i.instance_id, variant) for i in instances}
+    return done[done["episode_id"].isin(ids)].reset_index(drop=True)
+
+
+def _write_parquet(df: pd.DataFrame, path: Path) -> None:
+    df = df.copy()
+    for col in df.columns:
+        if df[col].dtype == object:
+            df[col] = df[col].map(lambda v: v if v is None or isinstance(v, str) else str(v))
+    tmp = path.with_suffix(".tmp.parquet")
+    df.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def _ray():
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    return ray
+
+
+def _run_with_ray(todo, agent_name, allow_iis, budget, num_cpus, llm_config, few_shot, variant, progress) -> list[dict]:
+    ray = _ray()
+    task = ray.remote(num_cpus=1)(_run_chunk)
+    # A few chunks per CPU: enough for load balance and a moving progress bar, few enough workers.
+    chunks = _chunks(todo, min(len(todo), 4 * num_cpus))
+    pending = [task.remote(c, agent_name, allow_iis, budget, llm_config, few_shot, variant) for c in chunks]
+    rows: list[dict] = []
+    with tqdm(total=len(todo), desc=f"ordebug {agent_name}", disable=not progress) as bar:
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            part = ray.get(ready[0])
+            rows += part
+            bar.update(len(part))
+    return rows
+
+
+def _build_chunk(items: list, kind: str, per_model: int, seed: int) -> list[Instance]:
+    from ordebug.instances import build_from_seed_file, build_synthetic_item
+
+    out: list[Instance] = []
+    for item in items:
+        try:
+            if kind == "synthetic":
+                inst = build_synthetic_item(item)
+                if inst is not None:
+                    out.append(inst)
+            else:
+                out += build_from_seed_file(item, per_model, split=kind, seed=seed)
+        except Exception:  # noqa: BLE001 - an unusable seed model is skipped, not fatal
+            continue
+    return out
+
+
+def build_split(split: str, out_dir: str | os.PathLike, seeds: str | None = None, per_model: int = 3, seed: int = 0,
+                use_ray: bool = True, limit: int | None = None, progress: bool = True) -> list[Instance]:
+    """Instances of a split, cached in ``<out>/instances_<split>.pkl`` so reruns reuse them."""
+    from ordebug.instances import SPLITS, build_wild, seed_models, shared_data_dir, synthetic_plan
+
+    if split not in SPLITS:
+        raise ValueError(f"--split must be one of {list(SPLITS)}, got {split!r}")
+    out = Path(out_dir)
+    cache = out / f"instances_{split}{'_custom' if seeds else ''}.pkl"
+    if cache.exists():
+        insts = load_instances(cache)
+        return insts[:limit] if limit else insts
+    if split == "wild" and not seeds:
+        d = shared_data_dir() / "netlib-infeas"
+        if not d.is_dir():
+            raise ValueError(f"wild split needs {d} (set ASKOPT_SHARED_DATA)")
+        insts = build_wild(d)
+    elif split == "resilience":
+        from ordebug.resilience import build_resilience
+
+        insts = build_resilience(n=limit or 24, seed=seed)
+    else:
+        if seeds:
+            items, kind = seed_models(seeds), "custom" if split == "synthetic" else split
+        elif split == "synthetic":
+            items, kind = synthetic_plan(seed=seed), "synthetic"
+        else:  # netlib: feasible NETLIB + MIPLIB 3 seeds from the shared data folder
+            base = shared_data_dir()
+            if not (base / "netlib").is_dir():
+                raise ValueError(f"netlib split needs {base}/netlib and {base}/miplib3 (set ASKOPT_SHARED_DATA)")
+            items, kind = seed_models(base / "netlib") + seed_models(base / "miplib3"), "netlib"
+        if use_ray and len(items) > 1:
+            ray = _ray()
+            task = ray.remote(num_cpus=1)(_build_chunk)
+            chunks = _chunks(items, min(len(items), 8))
+            refs = [task.remote(c, kind, per_model, seed) for c in chunks]
+            insts = []
+            for part in tqdm(refs, desc=f"building {split}", disable=not progress):
+                insts += ray.get(part)
+        else:
+            insts = _build_chunk(list(tqdm(items, desc=f"building {split}", disable=not progress)), kind, per_model,
+                                 seed)
+        insts.sort(key=lambda i: i.instance_id)
+    save_instances(insts, cache)
+    return insts[:limit] if limit else insts
