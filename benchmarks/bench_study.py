@@ -5,7 +5,7 @@ user would see it. The machine's load average is recorded before and after (shar
 
     .venv/bin/python benchmarks/bench_study.py demo            # target: < 300 s
     .venv/bin/python benchmarks/bench_study.py full            # 70 instances x A,B,C, 1 trial; target: < 1800 s
-    .venv/bin/python benchmarks/bench_study.py scaling --instances 24   # same study on 1 and 2 CPUs
+    .venv/bin/python benchmarks/bench_study.py scaling   # 70 x 3 treatments x 3 trials on 1 and 2 CPUs
     .venv/bin/python benchmarks/bench_study.py all
 
 Prints one JSON object per measurement (and writes them to --json if given).
@@ -64,7 +64,8 @@ def bench_study(work: Path, name: str, instances: int, cpus: int | None, trials:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=("demo", "full", "scaling", "all"))
-    ap.add_argument("--instances", type=int, default=24, help="instances for the scaling study")
+    ap.add_argument("--instances", type=int, default=70, help="instances for the scaling study")
+    ap.add_argument("--trials", type=int, default=3, help="trials for the scaling study")
     ap.add_argument("--full-instances", type=int, default=70)
     ap.add_argument("--json", default=None, help="append results to this JSON-lines file")
     ap.add_argument("--keep", action="store_true", help="keep the run directories (printed)")
@@ -78,9 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         r["target_s"] = 1800
         results.append(r)
     if args.what in ("scaling", "all"):
-        one = bench_study(work, "scaling-1cpu", args.instances, cpus=1)
-        two = bench_study(work, "scaling-2cpu", args.instances, cpus=2)
-        results += [one, two, {"bench": "scaling", "instances": args.instances,
+        one = bench_study(work, "scaling-1cpu", args.instances, cpus=1, trials=args.trials)
+        two = bench_study(work, "scaling-2cpu", args.instances, cpus=2, trials=args.trials)
+        results += [one, two, {"bench": "scaling", "instances": args.instances, "trials": args.trials,
                                "time_ratio_1cpu_over_2cpu": round(one["seconds"] / two["seconds"], 2)}]
     for r in results:
         print(json.dumps(r))

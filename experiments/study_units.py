@@ -117,14 +117,8 @@ def _run_a(o: UnitOutcome, instance: Instance, config: StudyConfig, client) -> U
 
 
 def _llm_extractor(client):
-    """The dialogue system's LLM extractor, when it offers one (else its offline default)."""
-    try:
-        from agents import dialogue
-
-        make = getattr(dialogue, "llm_extractor", None) or getattr(dialogue, "LLMExtractor", None)
-        return make(client) if make else None
-    except ImportError:
-        return None
+    """The dialogue system's LLM extraction backend (agents.extraction_llm.LLMExtractor)."""
+    return importlib.import_module("agents.extraction_llm").LLMExtractor(client)
 
 
 def _run_consultant(o: UnitOutcome, instance: Instance, config: StudyConfig, client, treatment: str) -> UnitOutcome:

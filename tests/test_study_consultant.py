@@ -106,3 +106,22 @@ def test_judge_reading_and_fallback():
     with ScriptedOpenAIServer(["I am not sure what you mean"]) as srv:
         v = judge_reply("When stock is below 10 order up to 40.", client(srv))
     assert v.source == "parser" and v.actionable and "unreadable" in v.reason
+
+
+def test_study_unit_uses_the_llm_endpoint_and_records_llm_errors():
+    from evaluation.scoring import score_outcomes
+    from experiments.study import StudyConfig, plan_study
+    from experiments.study_units import run_unit
+
+    with ScriptedOpenAIServer(["Recommendation: (s, S) = (20, 60).", '{"actionable": true, "reason": "s,S"}',
+                               {"error": "model overloaded", "status": 400}]) as srv:
+        cfg = StudyConfig(name="llm-unit", instances=1, treatments=("C",), replications=100,
+                          llm={"base_url": srv.base_url, "model": "scripted", "max_retries": 0, "timeout": 5.0})
+        plan = plan_study(cfg)
+        inst, unit = plan.instances[0], plan.units[0]
+        ok = run_unit(unit, inst, cfg)
+        failed = run_unit(unit, inst, cfg)  # the server now answers with an error
+    assert ok.status == "ok" and ok.consultant == "llm" and ok.policy_params == {"s": 20, "S": 60}
+    assert failed.status == "failed" and failed.stage == "llm" and "overloaded" in failed.reason
+    rows = score_outcomes(inst, [ok, failed], cfg)
+    assert rows[0]["mc_objective"] > 0 and rows[1]["mc_objective"] != rows[1]["mc_objective"]  # NaN for failed
