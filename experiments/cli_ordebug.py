@@ -86,18 +86,21 @@ def cmd_iis(args: argparse.Namespace) -> int:
 
 
 def _llm_config(agent: str):
+    """The LLM endpoint for `--agent llm`, or a one-line error when none is configured."""
     if agent != "llm":
         return None
     try:
         from agents.llm import LLMConfig
     except ImportError as exc:
         raise _user_error(f"--agent llm needs agents.llm ({exc})") from None
-    if not os.environ.get("ASKOPT_LLM_BASE_URL") or not os.environ.get("ASKOPT_LLM_MODEL"):
-        raise _user_error("--agent llm needs an LLM endpoint: set ASKOPT_LLM_BASE_URL and ASKOPT_LLM_MODEL")
     try:
-        return LLMConfig.from_env()
-    except Exception as exc:  # noqa: BLE001
+        cfg = LLMConfig.from_env()
+    except (ValueError, TypeError) as exc:
         raise _user_error(f"LLM configuration invalid: {exc}") from None
+    if not cfg.is_configured:
+        raise _user_error("--agent llm needs an LLM endpoint: set ASKOPT_LLM_BASE_URL and ASKOPT_LLM_MODEL "
+                          "(and ASKOPT_LLM_API_KEY if the server needs one)")
+    return cfg
 
 
 def cmd_bench_ordebug(args: argparse.Namespace) -> int:
@@ -138,6 +141,7 @@ def cmd_bench_ordebug(args: argparse.Namespace) -> int:
         for rec in board.to_dict(orient="records"):
             item = {k: rec.get(k) for k in LEADERBOARD_KEYS}
             item.update({k: rec[k] for k in GROUPS[args.by]})
+            item.update({k: rec[k] for k in ("service_level", "bottleneck_found") if k in rec})
             item["failed"] = int(rec.get("failed", 0))
             rows.append({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in item.items()})
         print(json.dumps(rows, default=float))

@@ -96,7 +96,8 @@ class DebugEnv:
         return {"instance_id": self.instance.instance_id, "model": m.name, "rows": m.num_rows, "cols": m.num_cols,
                 "integer_cols": int(m.integer.sum()), "objective_sense": "max" if m.maximize else "min",
                 "status": "infeasible", "budget": self.budget, "iis_available": self.allow_iis,
-                "row_families": _family_counts(m.row_names), "col_families": _family_counts(m.col_names)}
+                "row_families": _family_counts(m.row_names), "col_families": _family_counts(m.col_names),
+                **({"levers": self.instance.meta["levers"]} if self.instance.meta.get("levers") else {})}
 
     def step(self, action: dict) -> dict:
         t0 = time.perf_counter()
@@ -182,6 +183,8 @@ class DebugEnv:
 
     # ------------------------------------------------------------------ edits (free)
     def _edit(self, key: str, op: str) -> None:
+        if key in set(self.instance.meta.get("locked", [])):
+            raise ValueError(f"{key} is disrupted and locked; use the levers in describe()['levers']")
         self._history.append(self.model.copy())
         self.log.edited.setdefault(key, []).append(op)
         self._pristine = False

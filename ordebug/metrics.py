@@ -146,6 +146,8 @@ def leaderboard(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     fail = d["failed"] > 0
     for c in ("RR@5", "RR@10", "RR@20", "TE", "FP", "rational"):
         d.loc[fail, c] = d.loc[fail, c].fillna(0.0)
+    extras = [c for c in ("service_level", "bottleneck_found") if c in d and d[c].notna().any()]
+    metric_cols = metric_cols + extras
     g = d.groupby(by, dropna=False)
     out = g[metric_cols].mean()
     out["n"] = g.size()
@@ -156,7 +158,7 @@ def leaderboard(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
 
 def format_table(board: pd.DataFrame) -> str:
     shown = board.copy()
-    for c in ("RR@5", "RR@10", "RR@20", "DA", "OP", "TE", "FP", "rational"):
+    for c in ("RR@5", "RR@10", "RR@20", "DA", "OP", "TE", "FP", "rational", "service_level", "bottleneck_found"):
         if c in shown:
             shown[c] = shown[c].map(lambda v: "  n/a" if pd.isna(v) else f"{v:5.3f}")
     return shown.to_string(index=False)

@@ -212,6 +212,10 @@ class HeuristicAgent:
 
     # ------------------------------------------------------------------ episode
     def run(self, env: DebugEnv) -> None:
+        if env.instance.meta.get("track") == "resilience":
+            from ordebug.resilience import ResilienceHeuristic
+
+            return ResilienceHeuristic().run(env)
         conflict: list[str] = []
         iis: dict = {}
         if self.use_iis and env.allow_iis:
