@@ -55,7 +55,7 @@ class DPResult:
     def as_dict(self) -> dict:
         return {
             "status": self.status,
-            "states": int(self.states),
+            "states": _reportable(int(self.states)),
             "optimal_cost": self.optimal_cost,
             "seconds": round(self.seconds, 4),
         }
@@ -158,16 +158,19 @@ def _build(problem: Problem, b: Bounds) -> _Model:
     return _Model(problem, b, M, c, rest_sum, problem.setup_cost)
 
 
-def state_count(problem: Problem, b: Bounds | None = None) -> tuple[int, float, float]:
-    """(states, work per backup in flops, memory entries) of the reduced DP under bounds b."""
+def state_count(problem: Problem, b: Bounds | None = None) -> tuple[int, int, int]:
+    """(states, work per backup in flops, memory entries) of the reduced DP under bounds b.
+
+    Exact integers: with long lead times these numbers are astronomically large and must not overflow.
+    """
     b = b or _cap_bounds(problem, default_bounds(problem))
     L = problem.lead_time
     if not problem.lost_sales and not problem.perishable:
-        return b.A, float(b.A * b.Q), float(b.A * b.Q)
+        return b.A, b.A * b.Q, b.A * b.Q
     if L == 0:
-        return b.A, float(b.A * b.A * b.Q), float(b.A * b.Q)
+        return b.A, b.A * b.A * b.Q, b.A * b.Q
     states = b.A * b.Q ** (L - 1)
-    return states, float(b.A) * b.A * float(b.Q) ** L, float(b.A) * float(b.Q) ** L
+    return states, b.A * b.A * b.Q**L, b.A * b.Q**L
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -318,8 +321,17 @@ def _check_tractable(problem, b, objective, max_states, max_work) -> int:
     total_work = work * (problem.horizon if objective == "finite" else 300)
     if states > max_states or memory > 4 * max_states or total_work > max_work:
         full = _full_state_count(problem, b)
-        raise Intractable(full, f"reduced DP needs {states} states, {total_work:.2g} flops")
+        raise Intractable(full, f"reduced DP needs {_short(states)} states, {_short(total_work)} flops")
     return states
+
+
+def _short(n: int) -> str:
+    return f"{float(n):.3g}" if n.bit_length() < 1000 else f"~10^{int(n.bit_length() * 0.30103)}"
+
+
+def _reportable(n: int) -> int | float:
+    """State counts for JSON: exact below 10^18, a float (capped at 1e308) beyond."""
+    return int(n) if n < 10**18 else (float(n) if n.bit_length() < 1020 else 1e308)
 
 
 def _full_state_count(problem: Problem, b: Bounds) -> int:

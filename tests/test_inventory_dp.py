@@ -136,3 +136,11 @@ def test_backlog_long_lead_time_is_tractable_by_position():
     assert r.status == "solved"
     found = search_ss(p)
     assert r.optimal_cost <= dp.evaluate_policy(p, found.policy).optimal_cost + 1e-9
+
+
+def test_absurd_lead_time_is_intractable_not_a_crash():
+    p = Problem(horizon=90, demand=Demand.poisson(5), lost_sales=True, holding_cost=0.5, penalty_cost=3,
+                setup_cost=1, lead_time=4380, max_inventory=60, max_order=30)
+    r = dp.solve(p)
+    assert r.status == "intractable" and r.states > 10**1000
+    assert dp.evaluate_policy(p, BaseStockPolicy(30)).status == "intractable"
