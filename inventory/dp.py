@@ -38,7 +38,7 @@ TAIL = 1e-7
 class Intractable(Exception):
     def __init__(self, states: int, reason: str):
         self.states = states
-        super().__init__(f"intractable: {states} states ({reason})")
+        super().__init__(f"intractable: {_short(states)} states ({reason})")
 
 
 @dataclass
