@@ -135,10 +135,12 @@ def format_report(report: SolveReport) -> str:
             lines.append(f"DP optimum: {d['optimal_cost']:.2f} {unit} ({d['states']} states, {d['seconds']:.2f}s){gap}")
         else:
             lines.append(f"DP: intractable: {d['states']} states (Monte Carlo search only)")
-    lines += ["", f"{'policy':<22}{'rule':<28}{'mean cost':>12}{'std':>10}{'L(pi)':>12}{'fill':>8}"]
+    wn = max([len("policy")] + [len(p["name"]) for p in report.policies]) + 2
+    wl = max([len("rule")] + [len(p["label"]) for p in report.policies]) + 2
+    lines += ["", f"{'policy':<{wn}}{'rule':<{wl}}{'mean cost':>12}{'std':>10}{'L(pi)':>12}{'fill':>8}"]
     for pol in report.policies:
         lines.append(
-            f"{pol['name']:<22}{pol['label']:<28}{pol['mean_cost']:>12.2f}{pol['std_cost']:>10.2f}"
+            f"{pol['name']:<{wn}}{pol['label']:<{wl}}{pol['mean_cost']:>12.2f}{pol['std_cost']:>10.2f}"
             f"{pol['objective']:>12.2f}{pol['fill_rate']:>8.3f}"
         )
     return "\n".join(lines)
