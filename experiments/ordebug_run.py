@@ -48,8 +48,9 @@ def run_episode(instance: Instance, agent, allow_iis: bool = True, budget: int =
     t0 = time.perf_counter()
     base = {"instance_id": instance.instance_id, "split": instance.split, "source": instance.source,
             "operator": instance.operator or "none", "size_tier": instance.size_tier, "iis_tier": instance.iis_tier,
-            "rows": instance.model.num_rows, "cols": instance.model.num_cols, "iis": "on" if allow_iis else "off"}
+            "iis": "on" if allow_iis else "off"}
     try:
+        base.update(rows=instance.model.num_rows, cols=instance.model.num_cols)
         env = DebugEnv(instance, budget=budget, allow_iis=allow_iis)
         agent.run(env)
         row = {**base, **episode_metrics(instance, env.log), "error": "", "steps": len(env.log.steps)}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ordebug.env import EpisodeLog
+from ordebug.env import EpisodeLog, family
 from ordebug.generators import _Builder
 from ordebug.iis import compute_iis
 from ordebug.instances import Instance, size_tier
@@ -35,10 +35,13 @@ def supply_plan(n_plants: int = 3, n_wh: int = 3, n_cust: int = 6, n_periods: in
     b = _Builder(f"supply_{n_plants}x{n_wh}x{n_cust}x{n_periods}_s{seed}")
     demand = np.round(rng.uniform(10, 30, (n_cust, n_periods)), 1)
     total = demand.sum(axis=0)
-    pcap = np.round(total.max() * 1.3 / n_plants * rng.uniform(0.9, 1.1, n_plants), 1)
+    # Little slack on purpose: a resilience plan is interesting when a disruption can break it.
+    pcap = np.round(total.max() * 1.1 / n_plants * rng.uniform(0.95, 1.05, n_plants), 1)
     lanes = {(p, w) for p in range(n_plants) for w in range(n_wh) if (p + w) % n_wh != 2 or n_wh < 3}
     reserve = {(p, w) for p in range(n_plants) for w in range(n_wh)} - lanes
-    lane_cap = float(np.round(total.max() * 0.8, 1))
+    n_lanes_in = max(1, len(lanes) // n_wh)
+    lane_cap = float(np.round(total.max() * 1.25 / (n_wh * n_lanes_in) * 1.15, 1))
+    dlv_cap = np.round(demand.max(axis=1) * 1.3, 1)
     levers = []
     prod, ship, dlv, inv = {}, {}, {}, {}
     for p in range(n_plants):
@@ -55,7 +58,8 @@ def supply_plan(n_plants: int = 3, n_wh: int = 3, n_cust: int = 6, n_periods: in
     for w in range(n_wh):
         for c in range(n_cust):
             for t in range(n_periods):
-                dlv[w, c, t] = b.col(f"dlv_w{w}_c{c}_t{t}", cost=float(np.round(rng.uniform(1, 4), 1)), ub=lane_cap)
+                dlv[w, c, t] = b.col(f"dlv_w{w}_c{c}_t{t}", cost=float(np.round(rng.uniform(1, 4), 1)),
+                                     ub=float(dlv_cap[c]))
     ss = np.round(total.mean() / n_wh * 0.3, 1)
     for w in range(n_wh):
         for t in range(n_periods):
@@ -93,7 +97,7 @@ def disrupt(model: LinearModel, data: dict, kind: str, rng: np.random.Generator)
     """Apply a disruption; returns (model, disrupted element keys, description)."""
     new = model.copy()
     T = data["n_periods"]
-    t0 = int(rng.integers(0, max(1, T - 1)))
+    t0 = int(rng.integers(0, max(1, T // 2)))
     if kind == "plant_outage":
         p = int(rng.integers(0, data["n_plants"]))
         cols = [f"prod_p{p}_t{t}" for t in range(t0, T)]
@@ -103,7 +107,10 @@ def disrupt(model: LinearModel, data: dict, kind: str, rng: np.random.Generator)
     if kind == "lane_loss":
         lanes = sorted({n.rsplit("_t", 1)[0] for n in model.col_names if n.startswith("ship_")
                         and model.col_upper[model.col(n)] > 0})
-        lane = lanes[int(rng.integers(0, len(lanes)))]
+        # The busiest lane at the plan's optimum: losing an idle lane is no disruption.
+        x = solve(model).x
+        flow = {ln: sum(x[model.col(f"{ln}_t{t}")] for t in range(T)) for ln in lanes}
+        lane = max(lanes, key=lambda ln: (flow[ln], rng.random()))
         cols = [f"{lane}_t{t}" for t in range(T)]
         for c in cols:
             new.col_upper[new.col(c)] = 0.0
@@ -113,8 +120,8 @@ def disrupt(model: LinearModel, data: dict, kind: str, rng: np.random.Generator)
         rows = [f"serve_c{c}_t{t}" for t in range(t0, T)]
         for r in rows:
             i = new.row(r)
-            new.row_lower[i] = float(np.round(new.row_lower[i] * 4.0, 1))
-        return new, [f"row:{r}" for r in rows], f"demand of customer c{c} x4 from period {t0}"
+            new.row_lower[i] = float(np.round(new.row_lower[i] * 1.5 * data["n_wh"], 1))
+        return new, [f"row:{r}" for r in rows], f"demand of customer c{c} x{1.5 * data['n_wh']:g} from period {t0}"
     raise ValueError(f"disruption must be one of {list(DISRUPTIONS)}, got {kind!r}")
 
 
@@ -137,14 +144,18 @@ def build_resilience(n: int = 24, seed: int = 0, iis_time_limit: float = 10.0) -
         iis = compute_iis(bad, time_limit=iis_time_limit)
         if iis.status != "infeasible":
             continue
-        levers = [lv for lv in data["levers"] if f"col:{lv.get('col')}" not in root and f"row:{lv.get('row')}" not in root]
+        levers = [dict(lv) for lv in data["levers"] if f"col:{lv.get('col')}" not in root]
+        for lv in levers:  # a spiked demand can only be served in part: its lost-sales lever scales with it
+            if f"row:{lv.get('row')}" in root:
+                lv["max"] = float(np.round(0.5 * bad.row_lower[bad.row(lv["row"])], 1))
+        locked = [r for r in root if r.startswith("col:")]  # capacity lost is lost; demand can be rationed
         out.append(Instance(
             instance_id=f"resilience:{model.name}:{kind}", split="resilience", source=model.name, model=bad,
             operator=kind, root=root, edit={"kind": kind}, description=desc, original_objective=base.objective,
             iis=iis.to_json(), iis_contains_root=bool(set(root) & iis.elements()), solver=solver_version(),
             settings=dict(SOLVER_SETTINGS), size_tier=size_tier(model.num_rows),
             iis_tier="small" if iis.size <= 3 else ("medium" if iis.size <= 10 else "large"),
-            meta={"track": "resilience", "locked": root, "levers": levers,
+            meta={"track": "resilience", "locked": locked, "levers": levers,
                   "demand": {f"serve_c{c}_t{t}": float(data["demand"][c, t]) for c in range(data["n_cust"])
                              for t in range(data["n_periods"])}},
             original=bad))
@@ -174,11 +185,28 @@ class ResilienceHeuristic:
 
     name = "heuristic"
 
+    @staticmethod
+    def _demand_outliers(env, conflict: list[str]) -> list[str]:
+        """Service rows in the conflict whose demand is far above the same customer's other periods."""
+        out = []
+        for el in conflict:
+            name = el.split(":", 1)[1]
+            if not (el.startswith("row:") and name.startswith("serve_")):
+                continue
+            mine = env.step({"op": "inspect_row", "name": name})["rhs"]
+            prefix = name.rsplit("_t", 1)[0] + "_t"
+            others = [env.step({"op": "inspect_row", "name": r})["rhs"]
+                      for r in env.step({"op": "list_rows", "family_pattern": family(name)})["rows"]
+                      if r.startswith(prefix) and r != name]
+            if others and mine > 2.0 * float(np.median(others)):
+                out.append(el)
+        return out
+
     def run(self, env) -> None:
         iis = env.step({"op": "get_iis"}) if env.allow_iis else {}
         locked = set(env.instance.meta.get("locked", []))
         conflict = [f"row:{r}" for r, _ in iis.get("rows", [])] + [f"col:{c}" for c, _ in iis.get("col_bounds", [])]
-        bottleneck = [e for e in conflict if e in locked] or conflict[:1]
+        bottleneck = [e for e in conflict if e in locked] or self._demand_outliers(env, conflict) or conflict[:1]
         in_iis = set(conflict)
         levers = sorted(env.instance.meta.get("levers", []), key=lambda lv: lv["unit_cost"])
         groups: dict[str, list[dict]] = {}
