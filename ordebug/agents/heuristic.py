@@ -121,7 +121,8 @@ class HeuristicAgent:
         logs = []
         for c, v in list(coefs.items())[:MAX_SIBLINGS]:
             col_rows = env.step({"op": "inspect_col", "name": c}).get("rows", {})
-            peer = [abs(x) for r, x in col_rows.items() if r != name and x != 0]
+            # Only rows of the same family share units; other rows' magnitudes say nothing about scale.
+            peer = [abs(x) for r, x in col_rows.items() if r != name and x != 0 and family(r) == family(name)]
             if peer and v != 0:
                 logs.append(math.log10(abs(v) / float(np.median(peer))))
             if c == next(iter(coefs)):
@@ -206,7 +207,7 @@ class HeuristicAgent:
                                                         for c in odd], "integrality"))
         if flagged and ints and ints != odd:
             # The IIS says integrality is part of the conflict: relaxing it is the smallest change.
-            out.append(Candidate(2.6, f"col:{ints[0]}", [{"op": "set_integrality", "col": c, "integer": False}
+            out.append(Candidate(1.2, f"col:{ints[0]}", [{"op": "set_integrality", "col": c, "integer": False}
                                                          for c in ints], "integrality-iis"))
         return out
 
