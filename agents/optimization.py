@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 # Offsets from the configured seed: search, DQN validation and final scoring never share random numbers.
 SEARCH_SEED_OFFSET = 0
-FINAL_SEED_OFFSET = 7919
+FINAL_SEED_OFFSET = 1_000_003  # distinct from inventory.search (seed + 7919 for its own re-evaluation)
 
 
 @dataclass
@@ -53,7 +53,7 @@ class OptimizationConfig:
     """What the agent runs. `dqn_steps` counts environment steps (periods simulated) for training."""
 
     dqn: bool = True
-    dqn_steps: int = 150_000
+    dqn_steps: int = 200_000
     dqn_seconds: float = 60.0  # wall-clock training budget; training stops at whichever limit comes first
     dqn_trainer: str = "torch"  # "torch" (fast, vectorised numpy env) | "rllib" (RLlib DQN, new API stack)
     replications: int = 2000  # final scoring replications (fresh common random numbers)
@@ -89,14 +89,19 @@ class OptimizationResult:
     seconds: float
     dqn_training: dict | None = None  # trainer summary (steps, seconds, stop reason) when a DQN was trained
     notes: list[str] = field(default_factory=list)
+    trained_dqn: object | None = field(default=None, repr=False)  # rl.dqn_torch.TrainedDQN when trained
 
     def recommender(self) -> DQNRecommender | None:
-        """The torch-only loader for the trained DQN (None when no DQN was trained or written)."""
-        if self.artifacts_dir is None or not (Path(self.artifacts_dir) / "dqn_weights.pth").exists():
-            return None
+        """The torch-only loader for the trained DQN (from the artifacts when written, else in memory);
+        None when no DQN was trained."""
         from rl.artifacts import DQNRecommender
 
-        return DQNRecommender.load(self.artifacts_dir)
+        if self.artifacts_dir is not None and (Path(self.artifacts_dir) / "dqn_weights.pth").exists():
+            return DQNRecommender.load(self.artifacts_dir)
+        if self.trained_dqn is not None:
+            t = self.trained_dqn
+            return DQNRecommender.from_network(t.net, t.problem, t.norm)
+        return None
 
     def score(self, name: str) -> PolicyScore | None:
         return next((s for s in self.scores if s.name == name), None)
@@ -256,6 +261,7 @@ class OptimizationAgent:
             seconds=time.perf_counter() - t0,
             dqn_training=dqn_training,
             notes=notes,
+            trained_dqn=trained,
         )
 
     def _train_dqn(self, problem: Problem, cfg: OptimizationConfig, progress: bool, baseline):

@@ -41,8 +41,16 @@ def save_artifacts(out_dir: Path, net: QNetwork, problem: Problem, norm: Normali
     """Write config.json and dqn_weights.pth; returns the directory."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    config = artifact_config(net, problem, norm, training)
+    (out / CONFIG_FILE).write_text(json.dumps(config, indent=2, default=_json_default))
+    torch.save({k: v.detach().cpu().clone() for k, v in net.state_dict().items()}, out / WEIGHTS_FILE)
+    return out
+
+
+def artifact_config(net: QNetwork, problem: Problem, norm: Normalisation, training: dict | None = None) -> dict:
+    """The config.json content."""
     L = problem.lead_time
-    config = {
+    return {
         "format": FORMAT,
         "lead_time": L,
         "max_inventory": problem.max_inventory,
@@ -58,9 +66,6 @@ def save_artifacts(out_dir: Path, net: QNetwork, problem: Problem, norm: Normali
         "problem": problem.to_dict(),
         "training": training or {},
     }
-    (out / CONFIG_FILE).write_text(json.dumps(config, indent=2, default=_json_default))
-    torch.save({k: v.detach().cpu().clone() for k, v in net.state_dict().items()}, out / WEIGHTS_FILE)
-    return out
 
 
 def _json_default(x):
@@ -94,6 +99,11 @@ class DQNRecommender:
         net.load_state_dict(torch.load(w_path, map_location="cpu", weights_only=True))
         return cls(config, net)
 
+    @classmethod
+    def from_network(cls, net: QNetwork, problem: Problem, norm: Normalisation) -> DQNRecommender:
+        """In memory, without files (same behaviour as loading the artifacts written from this network)."""
+        return cls(json.loads(json.dumps(artifact_config(net, problem, norm), default=_json_default)), net)
+
     @property
     def lead_time(self) -> int:
         return int(self.config["lead_time"])
@@ -109,12 +119,31 @@ class DQNRecommender:
         """
         on_hand, t, pipe = self._validate(current_inventory, current_time_step, pipeline_orders)
         action, value = self._greedy.act(np.array([on_hand]), np.array([pipe], dtype=np.int64).reshape(1, -1), t)
-        q_scaled = float(value[0])
-        return {
-            "recommended_order": int(action[0]),
-            "q_value": q_scaled,
-            "expected_cost_to_go": -q_scaled * self.norm.reward_scale,
-        }
+        return {"recommended_order": int(action[0]), "q_value": float(value[0])}
+
+    def expected_cost_to_go(self, current_inventory, current_time_step, pipeline_orders=(),
+                            replications: int = 500, seed: int = 0) -> dict:
+        """Cost from this state to the horizon when the DQN keeps deciding, by simulation.
+
+        Why not -q_value * reward_scale: after a short training run the network ranks actions well but its
+        value *level* is not calibrated (gamma = 1 values propagate one target sync at a time), so money
+        figures for explanations come from rollouts of the greedy policy with the shared dynamics.
+        """
+        from rl.vec_env import VectorInventoryEnv
+
+        on_hand, t, pipe = self._validate(current_inventory, current_time_step, pipeline_orders)
+        if not (isinstance(replications, int) and replications >= 2):
+            raise RecommendationInputError("replications", replications, "must be a whole number >= 2")
+        env = VectorInventoryEnv(self.problem, replications, seed=seed, normalisation=self.norm)
+        env.on_hand = np.full(replications, on_hand, dtype=np.int64)
+        env.pipeline = np.tile(np.asarray(pipe, dtype=np.int64).reshape(1, -1), (replications, 1))
+        env.t = t
+        total = np.zeros(replications)
+        for _ in range(t, self.problem.horizon):
+            st = env.step(self._greedy(env.on_hand, env.pipeline, env.t))
+            total += st.cost
+        return {"mean": float(total.mean()), "stderr": float(total.std(ddof=1) / math.sqrt(replications)),
+                "replications": replications}
 
     # ---- validation ------------------------------------------------------------------------------
     def _validate(self, inventory, time_step, pipeline) -> tuple[int, int, list[int]]:

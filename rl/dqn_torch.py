@@ -44,20 +44,20 @@ VALIDATION_SEED_OFFSET = 104_729
 
 @dataclass
 class DQNConfig:
-    total_steps: int = 150_000  # environment transitions
+    total_steps: int = 200_000  # environment transitions
     time_budget_s: float | None = 60.0  # wall clock for the whole training call (None: no limit)
     num_envs: int = 64
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "relu"
     lr: float = 1e-3
-    lr_final: float | None = None  # linear decay to this by the end of the step/time budget (None: constant)
+    lr_final: float | None = 1e-4  # linear decay to this by the end of the step/time budget (None: constant)
     gamma: float = 1.0
     n_step: int = 3
     batch_size: int = 256
-    updates_per_step: int = 1  # gradient updates per vectorised step (num_envs transitions)
+    updates_per_step: int = 3  # gradient updates per vectorised step (num_envs transitions)
     buffer_size: int = 100_000
     learning_starts: int = 3_000
-    target_update_every: int = 200  # gradient updates between hard target syncs
+    target_update_every: int = 500  # gradient updates between hard target syncs
     eps_start: float = 1.0
     eps_end: float = 0.03
     eps_fraction: float = 0.25  # of total_steps over which epsilon decays linearly
@@ -66,15 +66,18 @@ class DQNConfig:
     explore_noise: int = 0  # half-width of the noise around the base-stock order (0: auto)
     eval_every: int = 6_000
     eval_replications: int = 400
-    patience: int = 6
-    min_steps: int = 30_000  # no early stop before this many steps
+    patience: int = 8
+    min_steps: int = 60_000  # no early stop before this many steps
     grad_clip: float = 10.0
+    loss: str = "huber"  # "huber" | "mse"
     double_q: bool = False  # for all_actions targets (sampled targets always use double Q)
     seed: int = 0
     threads: int = 1
     normalisation: Normalisation | None = None
 
     def __post_init__(self) -> None:
+        if self.loss not in ("huber", "mse"):
+            raise ValueError(f"loss: {self.loss!r} is not allowed; allowed: huber, mse")
         if self.targets not in ("all_actions", "sampled"):
             raise ValueError(f"targets: {self.targets!r} is not allowed; allowed: all_actions, sampled")
         if self.exploration not in ("base_stock", "uniform"):
@@ -184,7 +187,7 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=cfg.total_steps, desc="DQN training", unit="step", leave=False)
+        bar = tqdm(total=cfg.total_steps, desc="DQN training", unit="step", leave=False, mininterval=1.0)
 
     obs = env.reset()
     pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # last n (obs, action, reward)
@@ -260,7 +263,7 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
             else:
                 since_best += 1
             if bar is not None:
-                bar.set_postfix(val_cost=f"{cost:.1f}", best=f"{best_cost:.1f}")
+                bar.set_postfix(val_cost=f"{cost:.1f}", best=f"{best_cost:.1f}", refresh=False)
             if steps >= cfg.min_steps and since_best >= cfg.patience:
                 stop_reason = "no_improvement"
                 break
@@ -309,6 +312,12 @@ def _emit(buf: _Replay, pending, next_obs, alive: float, next_room, gam) -> None
     buf.add(pending[0][0], pending[0][1], ret, next_obs, np.full(ret.shape, g * alive, np.float32), next_room)
 
 
+def _loss(cfg: DQNConfig, q: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    if cfg.loss == "mse":
+        return nn.functional.mse_loss(q, y)
+    return nn.functional.smooth_l1_loss(q, y)
+
+
 def _update(net: QNetwork, target: QNetwork, opt, buf: _Replay, rng, cfg: DQNConfig) -> float:
     obs, act, ret, nxt, boot, room = buf.sample(rng, cfg.batch_size)
     with torch.no_grad():
@@ -316,7 +325,7 @@ def _update(net: QNetwork, target: QNetwork, opt, buf: _Replay, rng, cfg: DQNCon
         q_next = target(nxt).gather(1, a_star[:, None]).squeeze(1)
         y = ret + boot * q_next
     q = net(obs).gather(1, act[:, None]).squeeze(1)
-    loss = nn.functional.smooth_l1_loss(q, y)
+    loss = _loss(cfg, q, y)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     if cfg.grad_clip:
@@ -352,7 +361,7 @@ def _update_all_actions(net: QNetwork, target: QNetwork, opt, buf: _Replay, rng,
         reward = torch.from_numpy((-st.cost / norm.reward_scale).astype(np.float32))
         y = reward + cfg.gamma * alive * q_next.reshape(B, A)
     q = net(torch.from_numpy(buf.obs[i]))
-    loss = nn.functional.smooth_l1_loss(q[valid], y[valid])
+    loss = _loss(cfg, q[valid], y[valid])
     opt.zero_grad(set_to_none=True)
     loss.backward()
     if cfg.grad_clip:

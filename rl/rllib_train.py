@@ -168,7 +168,7 @@ def train_rllib_dqn(problem: Problem, steps: int = 60_000, seed: int = 0, progre
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=s.total_steps, desc="RLlib DQN", unit="step", leave=False)
+        bar = tqdm(total=s.total_steps, desc="RLlib DQN", unit="step", leave=False, mininterval=1.0)
     best, best_net, since, history, sampled = math.inf, None, 0, [], 0
     reason = "steps"
     try:
@@ -189,7 +189,7 @@ def train_rllib_dqn(problem: Problem, steps: int = 60_000, seed: int = 0, progre
             else:
                 since += 1
             if bar is not None:
-                bar.set_postfix(val_cost=f"{cost:.1f}", best=f"{best:.1f}")
+                bar.set_postfix(val_cost=f"{cost:.1f}", best=f"{best:.1f}", refresh=False)
             if since >= s.patience:
                 reason = "no_improvement"
                 break

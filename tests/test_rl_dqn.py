@@ -57,6 +57,8 @@ def test_artifacts_round_trip(trained, tmp_path):
     sd = torch.load(tmp_path / "dqn_weights.pth", weights_only=True)
     assert all(isinstance(v, torch.Tensor) for v in sd.values())  # a plain state_dict
     rec = DQNRecommender.load(tmp_path)
+    in_memory = DQNRecommender.from_network(tr.net, tr.problem, tr.norm)
+    assert in_memory.recommend_order(4, 3, [2]) == rec.recommend_order(4, 3, [2])
     rng = np.random.default_rng(0)
     for _ in range(25):
         on, pipe, t = int(rng.integers(0, 15)), [int(rng.integers(0, 8))], int(rng.integers(0, p.horizon))
@@ -111,3 +113,18 @@ def test_recommend_order_validation(trained, tmp_path, args, field):
 def test_recommender_missing_files(tmp_path):
     with pytest.raises(FileNotFoundError, match="config.json"):
         DQNRecommender.load(tmp_path)
+
+
+def test_expected_cost_to_go_by_rollouts(trained, tmp_path):
+    p, tr = trained
+    tr.save(tmp_path)
+    rec = DQNRecommender.load(tmp_path)
+    # last period, nothing on hand or arriving: all demand is lost whatever is ordered -> p * E[D] = 27
+    last = rec.expected_cost_to_go(0, p.horizon - 1, [0], replications=4000)
+    assert abs(last["mean"] - 9.0 * 3) < 4 * last["stderr"]
+    # from the initial state it is the policy's expected total cost (the Monte Carlo evaluator's figure)
+    start = rec.expected_cost_to_go(0, 0, [0], replications=2000, seed=5)
+    ev = evaluate(p, [rec.state_policy()], replications=2000, seed=6)[0]
+    assert abs(start["mean"] - ev.mean_cost) < 4 * np.hypot(start["stderr"], ev.stderr)
+    with pytest.raises(RecommendationInputError, match="replications"):
+        rec.expected_cost_to_go(0, 0, [0], replications=1)
