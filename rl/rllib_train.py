@@ -71,7 +71,8 @@ def rllib_config(problem: Problem, s: RLlibSettings | None = None, norm: Normali
     eps_steps = max(1, int(s.eps_fraction * s.total_steps))
     cfg = (
         DQNConfig()
-        .environment(env=InventoryEnv, env_config={"problem": problem.to_dict(), "normalisation": norm.as_dict()})
+        .environment(env=InventoryEnv, env_config={"problem": problem.to_dict(), "normalisation": norm.as_dict(),
+                                                   "eval_replications": s.eval_replications})
         .env_runners(num_env_runners=0, num_envs_per_env_runner=s.num_envs_per_env_runner,
                      rollout_fragment_length=s.rollout_fragment_length)
         .training(
@@ -193,6 +194,8 @@ def train_rllib_dqn(problem: Problem, steps: int = 60_000, seed: int = 0, progre
             if since >= s.patience:
                 reason = "no_improvement"
                 break
+        if best_net is None:  # the budget ended before a first iteration: ship the current network
+            best_net = module_to_qnetwork(algo.get_module(), problem, hidden, act)
     finally:
         if bar is not None:
             bar.close()
