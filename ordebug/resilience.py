@@ -212,10 +212,12 @@ class ResilienceHeuristic:
         groups: dict[str, list[dict]] = {}
         for lv in levers:
             groups.setdefault(lv["lever"], []).append(lv)
-        for name in ("reroute", "safety_stock", "initial_stock", "service_level"):
+        stages = [("reroute", False), ("safety_stock", False), ("initial_stock", False), ("service_level", True),
+                  ("service_level", False)]
+        for name, conflict_only in stages:
             group = groups.get(name, [])
-            if name == "service_level":  # only the service rows in conflict: lost sales are expensive
-                group = [lv for lv in group if f"row:{lv['row']}" in in_iis] or group
+            if conflict_only:  # lost sales are expensive: first only the service rows in conflict
+                group = [lv for lv in group if f"row:{lv['row']}" in in_iis]
             for lv in group:
                 if lv["op"] == "set_bound":
                     env.step({"op": "set_bound", "col": lv["col"], "side": lv["side"], "value": lv["max"]})
