@@ -3,9 +3,14 @@
 Why not only RLlib: on 2 cores RLlib's per-step machinery (env runners, connectors, episode replay buffer,
 learner group) costs milliseconds per environment step, while this problem's dynamics cost microseconds.
 Here one vectorised step moves `num_envs` copies, and gradient updates run on large batches from a flat
-numpy replay buffer. The algorithm is standard DQN: epsilon-greedy behaviour, experience replay, a target
-network, double-Q targets, n-step returns, Huber loss, Adam. Choices made for this problem:
+numpy replay buffer. The algorithm is DQN: epsilon-greedy behaviour, experience replay, a target network,
+Huber loss, Adam (learning rate decaying linearly over the budget). Choices made for this problem:
 
+* counterfactual all-action targets (default, `targets="all_actions"`): demand does not depend on the order,
+  so a replayed (state, demand) gives the next state of every feasible order through `dynamics.step`, and
+  all Q(s, .) are regressed on targets sharing that demand: the action differences the policy needs carry
+  almost no sampling noise. `targets="sampled"` is textbook DQN (double Q, n-step returns), kept for
+  comparison (docs/rl.md has both measured);
 * gamma = 1 with the time step in the observation: the objective is the undiscounted total cost over a finite
   horizon, and time makes the end-of-horizon effect (stop replenishing) learnable;
 * the capacity mask (orders above what the caps allow are never chosen), so Q is learned on real actions;
