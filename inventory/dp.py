@@ -182,14 +182,15 @@ def _continuation(m: _Model, F: np.ndarray) -> np.ndarray:
     """W[a, rest, q] = E F(next on-hand + first pipeline entry, remaining pipeline, q).
 
     F has shape (A, Q^(L-1)) over (available, x2..xL). The next state's available stock is the next
-    on-hand plus its first pipeline entry (x2, or the new order q when L = 1).
+    on-hand plus its first pipeline entry (x2, or the new order q when L = 1). All shifts go through one
+    matrix product: X[j, shift, c] = F[j + shift, c] is gathered from a sliding window, then W = M @ X.
     """
     A, Q = m.b.A, m.b.Q
     cols = F.shape[1]
     Fpad = np.vstack([F, np.full((Q, cols), BIG)])
-    W = np.empty((A, Q, cols))
-    for shift in range(Q):
-        np.matmul(m.M, Fpad[shift : shift + A], out=W[:, shift, :])
+    windows = np.lib.stride_tricks.sliding_window_view(Fpad, A, axis=0)[:Q]  # (Q, cols, A): [shift, c, j]
+    X = np.ascontiguousarray(windows.transpose(2, 0, 1)).reshape(A, Q * cols)
+    W = m.M @ X  # (A, Q * cols) = [a, shift, c]
     return W.reshape(A, -1, Q)  # (a, [x2..xL], q): the shift is x2 (L >= 2) or q (L = 1)
 
 
@@ -204,28 +205,31 @@ def _best_order(m: _Model, W: np.ndarray, policy_q: np.ndarray | None = None):
         q = np.clip(policy_q, 0, capc)
         val = np.take_along_axis(W, q[..., None], axis=-1)[..., 0] + m.K * (q > 0)
     else:
-        w0 = W[..., 0]
-        if b.qmax >= 1:
-            pos = W[..., 1:]
-            cm = np.minimum.accumulate(pos, axis=-1)
-            arg = _prefix_argmin(pos, cm)
-            idx = np.maximum(capc - 1, 0)[..., None]
-            best = np.take_along_axis(cm, idx, axis=-1)[..., 0] + m.K
-            qbest = np.take_along_axis(arg, idx, axis=-1)[..., 0] + 1
-            use = (capc >= 1) & (best < w0 - 1e-12)
-            val = np.where(use, best, w0)
-            q = np.where(use, qbest, 0)
-        else:
-            val, q = w0, np.zeros_like(capc)
+        val, q = _min_over_orders(W, capc, m.K)
     val = np.where(feasible, val, BIG)
     return val, np.where(feasible, q, 0)
 
 
-def _prefix_argmin(x: np.ndarray, cm: np.ndarray) -> np.ndarray:
-    n = x.shape[-1]
-    prev = np.concatenate([np.full(x.shape[:-1] + (1,), np.inf), cm[..., :-1]], axis=-1)
-    idx = np.where(x < prev, np.arange(n), 0)
-    return np.maximum.accumulate(idx, axis=-1)
+def _min_over_orders(W: np.ndarray, cap: np.ndarray, K: float) -> tuple[np.ndarray, np.ndarray]:
+    """min over 0 <= q <= cap of K*1{q>0} + W[..., q], and the smallest minimising q.
+
+    One running-minimum pass over order sizes on whole (state x pipeline) slices: each state reads off its
+    answer when the pass reaches its own cap, so no per-state prefix arrays are stored.
+    """
+    Wq = np.ascontiguousarray(np.moveaxis(W, -1, 1))  # (A, Q, rest): each order size a contiguous slab
+    best = Wq[:, 0].copy()
+    q = np.zeros(cap.shape, dtype=np.int64)
+    run = np.full(cap.shape, np.inf)
+    run_q = np.zeros(cap.shape, dtype=np.int64)
+    for k in range(1, Wq.shape[1]):
+        wk = Wq[:, k]
+        better = wk < run
+        np.copyto(run, wk, where=better)
+        np.copyto(run_q, k, where=better)
+        done = (cap == k) & (run + K < best - 1e-12)
+        np.copyto(best, run + K, where=done)
+        np.copyto(q, run_q, where=done)
+    return best, q
 
 
 def _backup(m: _Model, F_next: np.ndarray, policy_q=None):
