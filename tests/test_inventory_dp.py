@@ -61,7 +61,8 @@ def test_dp_equals_brute_force(kw):
 # Zipkin (2008), "Old and new methods for lost-sales inventory systems", Oper. Res. 56(5), Table:
 # optimal average cost, Poisson(5) demand, h = 1, lost-sales penalty p, lead time L.
 ZIPKIN = {(1, 4): 4.04, (1, 9): 5.44, (1, 19): 6.68, (1, 39): 7.84,
-          (2, 4): 4.40, (2, 9): 6.09, (2, 19): 7.66, (2, 39): 9.11}
+          (2, 4): 4.40, (2, 9): 6.09, (2, 19): 7.66, (2, 39): 9.11,
+          (3, 4): 4.60, (3, 39): 10.04}
 
 
 @pytest.mark.parametrize("L,pen", sorted(ZIPKIN))
