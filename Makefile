@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(BIN)/askopt demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+	$(BIN)/python -m pytest -p no:cacheprovider tests
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

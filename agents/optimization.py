@@ -15,13 +15,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
 
 from inventory import dp as dp_mod
 from inventory.montecarlo import Evaluation, evaluate
-from inventory.policies import BaseStockPolicy, Policy, SSPolicy, StatePolicy
+from inventory.policies import BaseStockPolicy, Policy, SSPolicy
 from inventory.problem import Problem
+from inventory.search import best_base_stock, search_ss
 
 if TYPE_CHECKING:
     from rl.artifacts import DQNRecommender
@@ -90,6 +90,13 @@ class OptimizationResult:
     dqn_training: dict | None = None  # trainer summary (steps, seconds, stop reason) when a DQN was trained
     notes: list[str] = field(default_factory=list)
     trained_dqn: object | None = field(default=None, repr=False)  # rl.dqn_torch.TrainedDQN when trained
+    policies: dict[str, Policy] = field(default_factory=dict, repr=False)  # name -> the evaluable policy
+
+    def policy_for(self, name: str) -> Policy:
+        """The policy object behind a score (e.g. the winner's), ready for `montecarlo.evaluate`."""
+        if name not in self.policies:
+            raise KeyError(f"policy: {name!r} was not evaluated; evaluated: {', '.join(self.policies)}")
+        return self.policies[name]
 
     def recommender(self) -> DQNRecommender | None:
         """The torch-only loader for the trained DQN (from the artifacts when written, else in memory);
@@ -127,57 +134,17 @@ class OptimizationResult:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _level_bound(problem: Problem) -> int:
-    """Highest order-up-to level worth searching: the DP's demand-quantile bound (never above capacity)."""
-    return int(min(problem.max_inventory, max(1, dp_mod.default_bounds(problem).hi)))
-
-
-def _criterion_value(e: Evaluation, criterion: str) -> float:
-    return e.objective if criterion == "objective" else e.mean_cost
-
-
 def find_best_ss(problem: Problem, config: OptimizationConfig) -> tuple[int, int]:
-    """(s, S) minimising L(pi) under the problem's lambda: `inventory.search` when present, else a full grid."""
-    try:
-        from inventory.search import search_ss
-    except ImportError:
-        search_ss = None
-    if search_ss is not None:
-        res = search_ss(problem, objective=config.objective, criterion="objective",
-                        seed=config.seed + SEARCH_SEED_OFFSET)
-        return int(res.s), int(res.S)
-    hi = _level_bound(problem)
-    pairs = [(s, S) for s in range(0, hi + 1) for S in range(max(s, 1), hi + 1)]
-    s_arr = np.array([p[0] for p in pairs])
-    S_arr = np.array([p[1] for p in pairs])
-    evals = _evaluate_chunked(problem, lambda idx: SSPolicy(s=s_arr[idx], S=S_arr[idx]), len(pairs), config)
-    best = int(np.argmin([_criterion_value(e, "objective") for e in evals]))
-    return int(s_arr[best]), int(S_arr[best])
+    """(s, S) minimising L(pi) under the problem's lambda."""
+    res = search_ss(problem, objective=config.objective, criterion="objective", seed=config.seed + SEARCH_SEED_OFFSET)
+    return int(res.s), int(res.S)
 
 
 def find_best_base_stock(problem: Problem, config: OptimizationConfig) -> int:
-    """Order-up-to level S minimising L(pi): `inventory.search.best_base_stock` when present, else a scan."""
-    try:
-        from inventory.search import best_base_stock
-    except ImportError:
-        best_base_stock = None
-    if best_base_stock is not None:
-        res = best_base_stock(problem, objective=config.objective, criterion="objective",
-                              seed=config.seed + SEARCH_SEED_OFFSET)
-        return int(res.S)
-    levels = np.arange(0, _level_bound(problem) + 1)
-    evals = _evaluate_chunked(problem, lambda idx: BaseStockPolicy(S=levels[idx]), levels.size, config)
-    return int(levels[int(np.argmin([e.objective for e in evals]))])
-
-
-def _evaluate_chunked(problem: Problem, make, n: int, config: OptimizationConfig, chunk: int = 400):
-    """Evaluate a vector policy grid in chunks (bounded memory), all on the same search random numbers."""
-    out: list[Evaluation] = []
-    for start in range(0, n, chunk):
-        idx = np.arange(start, min(n, start + chunk))
-        out.extend(evaluate(problem, [make(idx)], replications=config.search_replications,
-                            seed=config.seed + SEARCH_SEED_OFFSET, objective=config.objective))
-    return out
+    """Order-up-to level S minimising L(pi)."""
+    res = best_base_stock(problem, objective=config.objective, criterion="objective",
+                          seed=config.seed + SEARCH_SEED_OFFSET)
+    return int(res.S)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -210,8 +177,7 @@ class OptimizationAgent:
                                max_work=cfg.dp_max_work)
             dp_info = res.as_dict()
             if res.status == "solved" and res.policy is not None:
-                # re-wrapped without its string meta: montecarlo.evaluate cannot summarise string params
-                candidates.append(("dp", StatePolicy(fn=res.policy.fn, title="DP optimal")))
+                candidates.append(("dp", res.policy))
             else:
                 notes.append(f"DP not used: {res.reason or res.status}")
 
@@ -262,6 +228,7 @@ class OptimizationAgent:
             dqn_training=dqn_training,
             notes=notes,
             trained_dqn=trained,
+            policies=dict(candidates),
         )
 
     def _train_dqn(self, problem: Problem, cfg: OptimizationConfig, progress: bool, baseline):

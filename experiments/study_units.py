@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from agents.generator import Instance
 from experiments.study import StudyConfig, Unit, dialogue_seed, persona_for
-from inventory.policies import BaseStockPolicy, Policy, SSPolicy, StatePolicy
+from inventory.policies import Policy
 
 
 @dataclass
@@ -66,25 +66,9 @@ def _imitator(instance: Instance, persona: str, seed: int, client):
         return HumanImitator(instance.problem, instance.context, persona, seed)
 
 
-def winner_policy(result) -> tuple[Policy, str]:
-    """The Optimization Agent's chosen policy as an object, or its best (s,S) with a note saying so."""
-    w = result.winner
-    if w.name == "ss":
-        return SSPolicy(int(w.params["s"]), int(w.params["S"])), ""
-    if w.name == "base_stock":
-        return BaseStockPolicy(int(w.params["S"])), ""
-    pol = getattr(w, "policy", None)
-    if pol is None and isinstance(getattr(result, "policies", None), dict):
-        pol = result.policies.get(w.name)
-    if pol is None and callable(getattr(result, "policy_for", None)):
-        pol = result.policy_for(w.name)
-    if pol is not None:
-        if isinstance(pol, StatePolicy):  # numeric-only meta so Monte Carlo can summarise it
-            pol = StatePolicy(fn=pol.fn, title=pol.title)
-        return pol, ""
-    b = result.best_ss
-    note = f"winner {w.name} has no policy object in OptimizationResult; scored its best (s,S) {b.label} instead"
-    return SSPolicy(int(b.params["s"]), int(b.params["S"])), note
+def winner_policy(result) -> Policy:
+    """The Optimization Agent's chosen policy as an object (a DP table or a DQN included)."""
+    return result.policy_for(result.winner.name)
 
 
 def _run_a(o: UnitOutcome, instance: Instance, config: StudyConfig, client) -> UnitOutcome:
@@ -107,11 +91,10 @@ def _run_a(o: UnitOutcome, instance: Instance, config: StudyConfig, client) -> U
                              search_replications=config.opt_search_replications, dp_max_states=config.dp_max_states,
                              dp_max_work=config.dp_max_work)
     res = OptimizationAgent(cfg).run(d.problem)
-    policy, note = winner_policy(res)
-    o.policy, o.note = policy, note
-    o.policy_kind = res.winner.name if not note else "ss"
-    o.policy_label = res.winner.label if not note else res.best_ss.label
-    o.policy_params = dict(res.winner.params if not note else res.best_ss.params)
+    o.policy = winner_policy(res)
+    o.policy_kind = res.winner.name
+    o.policy_label = res.winner.label
+    o.policy_params = dict(res.winner.params)
     o.consultant = "askopt"
     return o
 
