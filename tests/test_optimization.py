@@ -5,9 +5,16 @@ import json
 import pandas as pd
 import pytest
 
-from agents.optimization import OptimizationAgent, OptimizationConfig, OptimizationResult, PolicyScore
+from agents.optimization import (
+    FINAL_SEED_OFFSET,
+    OptimizationAgent,
+    OptimizationConfig,
+    OptimizationResult,
+    PolicyScore,
+)
 from experiments.cli import main as cli_main
 from inventory.demand import Demand
+from inventory.montecarlo import evaluate
 from inventory.problem import Problem
 from inventory.spec import ParameterTable
 
@@ -41,6 +48,12 @@ def test_no_dqn_path_scores_every_candidate(tmp_path):
     assert {"policy", "mean_cost", "std_cost", "s", "S", "objective"} <= set(table.columns)
     assert "dp_optimum_exact" in set(table["policy"])
     assert res.recommender() is None  # no DQN trained
+    # every score has its policy object; re-evaluating it on the same seed reproduces the score
+    for sc in res.scores:
+        (again,) = evaluate(p, [res.policy_for(sc.name)], replications=600, seed=FINAL_SEED_OFFSET)
+        assert again.mean_cost == pytest.approx(sc.mean_cost)
+    with pytest.raises(KeyError, match="dqn"):
+        res.policy_for("dqn")
 
 
 def test_risk_arbitration_prefers_low_variance_when_risk_averse():
