@@ -51,7 +51,8 @@ def run(args) -> int:
     import ray
     from ray import serve
 
-    ray.init(address=args.address, ignore_reinit_error=True, include_dashboard=args.address is None)
+    # without --address, a Ray instance of our own ("local"), never whatever cluster happens to run here
+    ray.init(address=args.address or "local", ignore_reinit_error=True, include_dashboard=args.address is None)
     serve.start(http_options={"host": args.host, "port": args.port})
     serve.run(application, name=args.app, route_prefix="/")
     print(f"askopt {args.app} serving at http://{args.host}:{args.port} (Ctrl-C to stop)", flush=True)

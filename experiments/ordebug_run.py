@@ -127,7 +127,10 @@ def _ray():
     import ray
 
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+        # "local": a new instance of our own; a bare ray.init() joins whatever cluster runs on the machine
+        address = os.environ.get("ASKOPT_RAY_ADDRESS") or "local"
+        kw = {"num_cpus": 2} if address == "local" else {}
+        ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False, **kw)
     return ray
 
 
