@@ -9,16 +9,9 @@ from pathlib import Path
 
 def examples_text() -> str:
     """askopt's policy vs the end-to-end LLM's advice from the paper, on the paper's two examples."""
-    try:
-        from experiments.examples import EXAMPLES, LLM_ADVICE, solve_report
-    except ImportError:
-        return "(experiments/examples.py not available: paper examples skipped)"
-    parts = []
-    for name, problem in EXAMPLES.items():
-        parts.append(f"=== Paper example: {name.replace('_', ' ')} ===")
-        parts.append(solve_report(problem, [LLM_ADVICE[name]]))
-        parts.append("")
-    return "\n".join(parts)
+    from experiments.examples import examples_report
+
+    return examples_report()
 
 
 def run_demo(out: Path, instances: int = 12, trials: int = 1, num_cpus: int | None = None,

@@ -38,7 +38,7 @@ def solve_report(problem: Problem, extra_policies: list[tuple[str, Policy]], met
 def examples_report() -> str:
     parts = []
     for name, problem in EXAMPLES.items():
-        parts.append(f"=== Example: {name.replace('_', ' ')} ===")
+        parts.append(f"=== Paper example: {name.replace('_', ' ')} ===")
         parts.append(solve_report(problem, [LLM_ADVICE[name]]))
         parts.append("")
     return "\n".join(parts)
