@@ -87,3 +87,15 @@ def test_bad_policy_spec_and_missing_file(params, tmp_path, capsys):
     assert "--evaluate" in capsys.readouterr().err
     assert main(["solve", str(tmp_path / "nope.csv")]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_paper_examples_beat_the_end_to_end_llm_advice():
+    from experiments.examples import EXAMPLES, LLM_ADVICE
+    from experiments.solve import solve_problem
+
+    for name, problem in EXAMPLES.items():
+        label, advice = LLM_ADVICE[name]
+        report = solve_problem(problem, method="ss", extra=[(label, advice)], replications=500)
+        ours = next(p for p in report.policies if p["name"] == "best_ss")
+        theirs = next(p for p in report.policies if p["name"] == label)
+        assert ours["mean_cost"] < 0.85 * theirs["mean_cost"]  # the paper's point: the LLM's advice costs more
