@@ -157,6 +157,23 @@ def _show(name: str, value: Any) -> str:
     return text.replace("_", " ")
 
 
+# how keyword values are offered and recognised when one message states both
+_CHOICE_LABELS = {
+    ("state_transition_model", "backlog"): "backlog: customers wait for back-ordered units",
+    ("state_transition_model", "lost_sale"): "lost sale: customers who find you out of stock go elsewhere",
+    ("perishability", "perishable"): "perishable: unsold units spoil",
+    ("perishability", "non_perishable"): "not perishable: unsold units keep",
+    ("demand_type", "random"): "random: demand varies from day to day",
+    ("demand_type", "deterministic"): "deterministic: the same demand every day",
+}
+_CHOICE_WORDS = {
+    ("state_transition_model", "backlog"): r"backlog|back[\s-]?order|\bwait|come back|patient",
+    ("state_transition_model", "lost_sale"): r"lost|leave|elsewhere|don't wait|won't wait|gone|competitor",
+    ("perishability", "perishable"): r"\bperishable|spoil|expire|go(?:es)? bad|go(?:es)? off",
+    ("perishability", "non_perishable"): r"non[\s-]?perishable|not perishable|\bkeeps?\b|doesn't|don't|never",
+    ("demand_type", "random"): r"random|vari|fluctuat|not the same",
+    ("demand_type", "deterministic"): r"determin|\bfixed\b|constant|same every|exactly",
+}
 _ORDINALS = {"first": 1, "1st": 1, "one": 1, "second": 2, "2nd": 2, "two": 2, "third": 3, "3rd": 3, "three": 3,
              "former": 1, "latter": 2, "a": 1, "b": 2, "c": 3}
 
@@ -258,6 +275,8 @@ class ExtractionAgent:
             self._penalty_per_day = p.penalty_per_day
         for name in sorted(values, key=lambda n: PARAMETERS.index(n)):
             self._offer(name, values[name], p.correction or name in p.corrections, updated)
+        for name in sorted(p.conflicts, key=lambda n: PARAMETERS.index(n) if n in PARAMETERS else 99):
+            self._contradiction(name, p.conflicts[name], p.correction or name in p.corrections, updated)
         for name, why in p.flagged.items():
             if name not in PARAMETERS or any(name in c.fields for c in self.pending):
                 continue
@@ -314,6 +333,36 @@ class ExtractionAgent:
             return  # restated with the same value: nothing new
         self.table.set(name, value)
         updated[name] = format_value(name, value)
+
+    def _contradiction(self, name: str, raws: list[Any], correction: bool, updated: dict[str, str]) -> None:
+        """One message gave `name` two (or more) different values: ask which, never pick one silently."""
+        if name not in PARAMETERS:
+            return
+        values: list[Any] = []
+        for raw in raws:
+            try:
+                value = normalise_value(name, raw, self.table.base_dir)
+            except ParameterError:
+                continue  # an impossible reading is not a candidate
+            if not any(_same(name, value, v) for v in values):
+                values.append(value)
+        if len(values) == 1:
+            self._offer(name, values[0], correction, updated)
+            return
+        if not values or any(name in c.fields for c in self.pending):
+            return
+        if self.table.status(name) != "undefined":
+            self.table.mark_conflict(name)
+        if name == "state_transition_model":
+            message = ("In the same message you said customers wait for back-ordered units (backlog) and that "
+                       "they don't wait and buy elsewhere (lost sale).")
+        else:
+            shown = " and as ".join(_show(name, v) for v in values)
+            message = f"In the same message you gave the {LABELS[name]} as {shown}."
+        self.pending.append(Clarification(
+            "contradiction", [name], message,
+            [Option(_CHOICE_LABELS.get((name, v), _show(name, v)) if isinstance(v, str) else _show(name, v),
+                    {name: v}, _CHOICE_WORDS.get((name, v), ""), value_of=name) for v in values]))
 
     def _invalid(self, name: str, raw: Any, exc: ParameterError) -> None:
         options: list[Option] = []
@@ -427,7 +476,8 @@ class ExtractionAgent:
                         choice = i
                         break
                 else:  # a fresh value answers the question too
-                    if clar.kind in ("restated", "ambiguous", "invalid_value", "max_order_above_capacity"):
+                    if clar.kind in ("restated", "ambiguous", "invalid_value", "max_order_above_capacity",
+                                     "contradiction"):
                         self._force(context, new, updated)
                         return f"new value for {context}"
         if choice is None and clar.kind == "max_order_above_capacity" and parsed is not None:

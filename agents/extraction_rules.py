@@ -75,10 +75,13 @@ class ParseResult:
     question: bool = False  # the user asked something instead of answering
     ambiguous: dict[str, tuple[float, float]] = field(default_factory=dict)  # "2 or 3 days"
     notes: list[str] = field(default_factory=list)  # unit conversions applied, for the confirmation
+    # one message, two different values for a field ("they wait ... they won't wait"): field -> the values in
+    # the order said; such a field is left out of `values` and the agent asks which one is right
+    conflicts: dict[str, list[object]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
-        return not (self.values or self.demand_period or self.ambiguous)
+        return not (self.values or self.demand_period or self.ambiguous or self.conflicts)
 
 
 def _fmt(x: float) -> str:
@@ -89,14 +92,15 @@ def _fmt(x: float) -> str:
 _ANCHORS: dict[str, str] = {
     "time_horizon": r"horizon|\bplan\w*|season|\bnext\b|\bahead\b|covering|\bcover\b|look(?:ing)? at|"
                     r"time ?frame|\bperiod\b|\bwindow\b|through the end|coming|upcoming",
-    "lead_time": r"lead[\s-]?times?|deliver\w*|arriv\w*|\btakes?\b|\btook\b|\bship\w*|show up|get here|"
+    "lead_time": r"lead[\s-]?times?|deliver\w*|arriv\w*|\btakes?\b|\btook\b|\bship\w*|shows? up|get here|"
                  r"turnaround|comes? in|supplier\w*|wholesaler|restock\w*|receiv\w*|to come|replenish\w*|"
                  r"\bneeds?\b(?= \d+ days)",
     "demand_distribution": r"\bsells?\b|\bsold\b|selling|sales|demand\w*|\bbuy\w*|go through|get through|"
                            r"\bmoves?\b|\buses?\b|consum\w*|customers?|\bmean\b|average|\bavg\b|\bwant\w*|"
                            r"\bpoisson\b|\bnormal\w*|uniform\w*",
     "max_inventory": r"capacity|\bstore\b|storage|\bhold\b|\bholds\b|\bfits?\b|\broom\b|\bspace\b|shel(?:f|ves)|"
-                     r"warehouse|cooler|fridge|freezer|back room|max(?:imum)?\s+(?:inventory|stock)|on hand",
+                     r"warehouse|cooler|fridge|freezer|back ?room|stock ?room|store ?room|\bin (?:the )?back\b|"
+                     r"max(?:imum)?\s+(?:inventory|stock)|on hand",
     "max_order": r"max(?:imum)?\s+order\w*|order\s+(?:limit|size|quantity|cap|max\w*)|order\s+at most|"
                  r"order\s+up to|order\s+(?:no\s+)?more than|\bcaps?\b|capped|ship more than|at a time|at once|"
                  r"(?:per|each|every|an?|single|one)\s+order\b|biggest order|largest order|truck can carry|"
@@ -104,7 +108,8 @@ _ANCHORS: dict[str, str] = {
     "holding_cost": r"holding|carry\w*|storage|storing|\bstore\b|\bkeep\w*|warehous\w*|\brent\w*|refrigerat\w*|"
                     r"\bspace\b|in stock|sitting|\bsit\b|\bhold\b",
     "penalty_cost": r"penalt\w*|stock[\s-]?outs?|shortages?|\bshort\b|\blost\b|\blose\b|\bloss\b|\bmiss\w*|"
-                    r"run(?:ning)? out|out of stock|profit|margin|goodwill|\bwait\w*|delay\w*|\blate\b|"
+                    r"run(?:ning)? out|run(?:s|ning)? (?:dry|low)|sold out|sell out|out of stock|profit|margin|"
+                    r"goodwill|\bwait\w*|delay\w*|\blate\b|"
                     r"backorder\w*|unmet|disappoint\w*|\bempty\b|\bhit\b",
     "setup_cost": r"set[\s-]?up|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
                   r"plac\w*\s+(?:an\s+)?orders?|\bdelivery\b|deliveries|shipping|shipment|\btruck\b|\bfixed\b|"
@@ -126,9 +131,31 @@ _SETUP_SUFFIX = re.compile(r"^\s*(?:\w+\s+){0,4}?(?:(?:per|each|every|an?|for ea
 _PENALTY_SUFFIX = re.compile(r"(?:per|each|every|an?|for each|for every|on each|on every)\s+(?:lost|missed|"
                              r"unit short|sale (?:we|you) miss|unfilled)|\bshort\b|customer waits|\bwaits?\b|"
                              r"\blate\b|\bdelay\w*|in goodwill|lost profit|of profit|\bhit\b")
+# "the stockroom can take 250", "the shelves fit 80": a storage place with a verb of capacity right before a count
+_STORAGE_PREFIX = re.compile(r"(?:stock ?room|store ?room|back ?room|back room|\bthe back\b|shel(?:f|ves)|warehouse|"
+                             r"storage|cooler|fridge|freezer|walk-in|\bspace\b|\broom\b|cellar|depot|\bshed\b|"
+                             r"\bbins?\b|racks?)\b[^,.;]{0,25}?\b(?:can |could |will |would |only |just |really |"
+                             r"physically )*(?:take|takes|hold|holds|fit|fits|store|stores|handle|handles|"
+                             r"accommodate\w*|manage|manages|has room for|has space for)(?:\s+(?:up to|about|around|"
+                             r"roughly|maybe|at most|only|just|a max(?:imum)? of|no more than))*\s*$")
+_STORAGE_SUFFIX = re.compile(r"^\s*(?:\w+\s+)?(?:will |would |can |could )?(?:fit|fits|go|goes)\s+(?:in|into)\s+"
+                             r"(?:the |our |my )?(?:stock ?room|store ?room|back ?room|back|shelf|shelves|warehouse|"
+                             r"storage|cooler|fridge|freezer|walk-in)")
+# "the truck carries 200", "the supplier sends at most 90", "one pallet, 48 cases": limits of a single order
+_ORDER_PREFIX = re.compile(r"(?:truck\w*|\bvan\b|lorry|pallet|supplier|distributor|wholesaler|vendor|"
+                           r"manufacturer|shipment|delivery)\b[^,.;]{0,25}?\b(?:can |could |will |would |only |"
+                           r"just |won't |doesn't |don't |never )*(?:takes?|carr(?:y|ies)|fits?|holds?|sends?|"
+                           r"delivers?|ships?|brings?|allows?|lets us (?:order|have)|caps? \w+ at|limits? \w+ to|"
+                           r"(?:is|are) limited to|(?:is|are) capped at|(?:is|are)|has|have|of)(?:\s+(?:up to|about|"
+                           r"around|roughly|maybe|at most|only|just|a max(?:imum)? of|no more than|"
+                           r"more than))*\s*$")
 _ITEM_PRICE = re.compile(r"(?:bought|buy|purchase\w*|pay|paid|sells? (?:them |it )?for|retail\w*|price[sd]?|"
                          r"item costs?|unit costs?|wholesale)\b[^,;]{0,30}?(?:at|for|of|is)?\s*(?:about|around|"
                          r"roughly)?\s*$")
+# "we've been open for 12 years", "started 3 years ago": the shop's history, not a horizon or lead time
+_HISTORY_DURATION = re.compile(r"(?:\bopen|in business|running|operating|trading|been (?:here|around|doing this)|"
+                               r"established|founded|started|opened|had (?:the|this) (?:shop|store|place))\b[^,.;]{0,15}?"
+                               r"(?:\bfor|\bsince|\bin)?(?:\s+(?:about|over|almost|nearly|more than|some))?\s*$")
 _PERISH_DURATION = re.compile(r"(?:die|wilt|spoil|rot|expire|go(?:es)? (?:bad|off|stale)|shelf life|last)\w*"
                               r"(?:\s+\w+){0,3}\s*$")
 
@@ -173,16 +200,40 @@ def _context_param(context: str | None, kind: str) -> str | None:
 
 
 def _assign(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], context: str | None) -> str | None:
+    param, _how = _assign_how(sentence, q, anchors, context)
+    return param
+
+
+def _assign_how(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]],
+                context: str | None) -> tuple[str | None, str]:
+    """The parameter for `q` and how it was chosen: suffix / anchor (the text names it) or context / default."""
+    param = _assign_strong(q, context)
+    if param is not None:
+        return param, "suffix"
+    return _assign_weak(sentence, q, anchors, context)
+
+
+def _assign_strong(q: Quantity, context: str | None) -> str | None:
+    if q.kind == "count" or (q.kind == "bare" and not q.period and context not in ("lead_time", "time_horizon")):
+        if _ORDER_PREFIX.search(q.prefix) and not re.search(r"\b(?:day|week|month|year)s?\b", q.suffix[:12]):
+            return "max_order"
+        if _STORAGE_PREFIX.search(q.prefix) or _STORAGE_SUFFIX.search(q.suffix):
+            return "max_inventory"
+    return None
+
+
+def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]],
+                 context: str | None) -> tuple[str | None, str]:
     kind = q.kind
     if kind == "bare" and q.per_unit and q.period:
         kind = "money"  # "0.5 per unit per day" is a cost even without a currency sign
     if kind == "money":
         if _SETUP_SUFFIX.search(q.suffix):
-            return "setup_cost"
+            return "setup_cost", "suffix"
         if _PENALTY_SUFFIX.search(q.suffix):
-            return "penalty_cost"
+            return "penalty_cost", "suffix"
     if kind in ("count", "bare") and q.period and not q.per_unit:
-        return "demand_distribution"  # "20 a day", "42 units a week"
+        return "demand_distribution", "suffix"  # "20 a day", "42 units a week"
     params = _KIND_PARAMS[kind]
     if kind == "bare" and not (-10 <= q.value <= 10 or q.value == int(q.value)):
         params = tuple(p for p in params if p != "risk_tolerance")
@@ -191,14 +242,14 @@ def _assign(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], con
     if near is not None and kind == "bare" and ctx is not None and near != ctx:
         # a bare answer to a direct question belongs to the question unless the text names another field
         near_strong = any(p == near and (s >= q.end or q.start - e < 25) for s, e, p in anchors)
-        return near if near_strong else ctx
+        return (near, "anchor") if near_strong else (ctx, "context")
     if near is not None:
-        return near
+        return near, "anchor"
     if ctx is not None:
-        return ctx
+        return ctx, "context"
     if kind == "money" and q.per_unit and q.period:
-        return "holding_cost"
-    return None
+        return "holding_cost", "suffix"
+    return None, "none"
 
 
 # ---- keyword parameters ------------------------------------------------------------------------------
@@ -208,22 +259,46 @@ _RANDOM_CUES = re.compile(r"\brandom\w*|\bvar(?:y|ies|iable|ied)\b|fluctuat\w*|u
                           r"hard to predict|(?:not|isn't|never|n't) (?:really )?(?:constant|fixed|steady|the same|"
                           r"predictable|stable)")
 _DET_CUES = re.compile(r"same every day|same each day|every day the same|\bconstant\b|\bfixed\b(?!\s+(?:fee|cost|"
-                       r"charge|price))|\bsteady\b|\bexactly\b|like clockwork|deterministic|always the same|"
+                       r"charge|price))|(?<!been )\bsteady\b(?! (?:lately|recently|these days|this year))|\bexactly\b|like clockwork|deterministic|always the same|"
                        r"(?:doesn't|does not|never) change|\bpredictable\b|by contract|every single day|\bflat rate\b|"
-                       r"no more(?:,)? no less|standing order|same (?:number|amount) (?:every|each) day|"
+                       r"no more(?:,)? no less|standing order|same (?:number|amount|quantity|order)(?: of \w+)? (?:every|each) "
+                       r"(?:day|morning|evening|night|afternoon)|"
                        r"(?:a|per) day, every day")
 _PERISH_NON = re.compile(r"non[\s-]?perishable|not perishable|(?:don't|doesn't|do not|does not|won't|never|nothing)"
                          r" (?:\w+ )?(?:spoil|expire|go(?:es)? bad|go(?:es)? off|rot)|no expir\w*|"
                          r"keeps? for (?:years|months|ever|a long)|lasts? (?:for )?(?:years|months|forever|ages)|"
-                         r"durable|canned|shelf[\s-]stable|long shelf life|shelf life of \d+ (?:years?|months?)")
+                         r"durable|canned|tinned|shelf[\s-]stable|long shelf life|shelf life of \d+ (?:years?|months?)|"
+                         r"\bforever\b|indefinitely|(?:sits?|keeps?|lasts?) (?:there )?for ages")
+# what the goods are, used only to answer the perishability question ("It's milk.", "Screws and bolts.")
+_GOODS_PERISHABLE = re.compile(
+    r"\b(?:milk|dairy|cheese|yog(?:h)?urts?|cream|butter|eggs?|bread|loaf|loaves|baguettes?|rolls|buns|pastr(?:y|ies)|"
+    r"cakes?|croissants?|doughnuts?|donuts?|bak(?:ed goods|ery)|bananas?|fruits?|berries|strawberries|apples?|"
+    r"grapes|avocados?|vegetables?|veg(?:gies)?|produce|lettuce|salads?|greens|herbs|tomatoes|mushrooms|"
+    r"flowers?|bouquets?|roses|tulips|meat|beef|chicken|pork|lamb|poultry|sausages?|fish|seafood|sushi|"
+    r"sandwich(?:es)?|deli|ready meals|prepared (?:food|meals)|fresh juice|smoothies?|newspapers?)\b")
+_GOODS_DURABLE = re.compile(
+    r"\b(?:hardware|nails|screws|bolts|nuts and bolts|hinges|tools?|electronics?|chargers?|cables?|phones?|"
+    r"batter(?:y|ies)|clothes|clothing|shirts|shoes|books?|toys?|detergent|soap|shampoo|toilet paper|paper|"
+    r"stationery|pens|furniture|tyres?|tires?|paint|glassware|cutlery|cookware|plates|spare parts|parts|"
+    r"dry goods|rice|pasta|sugar|salt|cement|lumber|timber|pipes?|fittings|bulbs|light bulbs|filters?|"
+    r"widgets?|plastic\w*|metal|steel|jewel(?:le)?ry|watches|cosmetics|perfume|cleaning supplies)\b")
 _PERISH_YES = re.compile(r"\bperishable|spoil\w*|expir\w*|go(?:es)? (?:bad|off|stale)|\bstale\b|\brot\w*|\bwilt\w*|"
                          r"\bdie\b|\bfresh\b|shelf life|thrown? (?:out|away)|throw (?:it |them )?(?:out|away)|"
                          r"in the bin|binned|\bwaste\w*|discard\w*|dump\w*|\bsell[\s-]by\b")
 _BACKLOG = re.compile(r"backlog\w*|back[\s-]?order\w*|\bwait\w*|come back (?:later|for)|rain[\s-]?check|"
                       r"pre[\s-]?order\w*|fill (?:it|the order) (?:later|when)|pick (?:it|them) up when|"
                       r"order it for them|(?:they'll|they will|we) order it|deliver (?:it )?later|"
-                      r"reserve\w*|put (?:them|it) on a list|happy to wait|don't mind waiting")
-_LOST = re.compile(r"(?:won't|don't|do not|will not|never|can't|nobody|no one|not)\s+(?:\w+\s+)?wait\w*|"
+                      r"reserve\w*|put (?:them|it) on a list|happy to wait|don't mind waiting|"
+                      r"come back (?:later|for|tomorrow|the next|next|when|once|in a)|hold on|hang on|\bpatient\b|"
+                      r"take (?:their|a|the|his|her) (?:number|name|details|order|contact)|names? (?:down|on a list)|"
+                      r"on a (?:waiting )?list|(?:call|ring|phone|text|email|message|contact|notify) (?:them|the "
+                      r"customers?|customers?|people) (?:back )?(?:when|once|as soon)|write (?:it|them|the order) "
+                      r"down|(?:fill|send|deliver|give|hand) (?:it|them|the order) (?:over )?(?:when|once|as soon)|"
+                      r"until we (?:restock|get more|have more|get (?:it|them) in)|\bi\.?o\.?u\b")
+_LOST = re.compile(r"(?:won't|don't|do not|will not|never|can't|nobody|no one|not)\s+(?:\w+\s+)?(?:wait\w*|"
+                   r"hold on|hang on|come back)|(?:go|goes|went|head|shop|buy|get|grab|pick|order)\w*\s+"
+                   r"(?:\w+\s+){0,4}?instead|something else|another brand|substitut\w*|switch (?:to|brands)|"
+                   r"try (?:the |a )?(?:next|another|other)|don't bother|do without|go without|"
                    r"lose the sale|sale is lost|sales are lost|walk (?:away|out|off)|go(?:es)? (?:to )?"
                    r"(?:elsewhere|somewhere else|another|a competitor|the competition|the shop down)|"
                    r"buy (?:it )?elsewhere|competitor|\bleave\w*|shop down the road|take their business|"
@@ -233,7 +308,7 @@ _UNKNOWN = re.compile(r"not sure|no idea|don't know|do not know|dunno|no clue|ca
                       r"haven't a clue|not certain|couldn't tell|can't tell|no notion|beats me|don't have (?:that|"
                       r"those|the) (?:number|figure)|you decide|whatever you think")
 _CORRECTION = re.compile(r"(?:^|[.!?]\s)\W*(?:actually|sorry|oops|wait)\b|i meant|correction|let me correct|i misspoke|my mistake|"
-                         r"scratch that|\binstead\b|i was wrong|to correct|rather than")
+                         r"scratch that|\d\S*\s+(?:\w+\s+){0,3}instead\b|\binstead of\b|i was wrong|to correct|rather than")
 _QUESTION = re.compile(r"^\s*(?:what|how|why|which|can you|could you|do you|what's|is that|does that|explain)\b")
 _YES = re.compile(r"^\s*(?:yes|yep|yeah|yup|sure|correct|they do|it does|definitely|absolutely|indeed|of course)\b")
 _NO = re.compile(r"^\s*(?:no|nope|nah|not really|they don't|it doesn't|never|not at all)\b")
@@ -379,11 +454,51 @@ def _scalar(param: str, q: Quantity, out: ParseResult) -> None:
     out.values[param] = round(value, 6) if isinstance(value, float) else value
 
 
+_WEEKDAY = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b")
+_ORDER_VERB = re.compile(r"\b(?:order|orders|ordered|ordering|place|put in|send (?:it|the order) in)\b")
+_ARRIVE_VERB = re.compile(r"arriv\w*|\bhere\b|shows? up|turns? up|\bcomes?\b|\bcame\b|\bget (?:it|them)\b|\blands?\b|"
+                          r"deliver\w*|receiv\w*|\bgot\b|\bin on\b")
+
+
+def _weekday_lead_time(sentence: str, context: str | None) -> int | None:
+    """'If I order Tuesday it arrives Friday' -> 3 days; 'Monday to Thursday' when asked for the lead time."""
+    days = list(_WEEKDAY.finditer(sentence))
+    if len(days) < 2:
+        return None
+    first, second = days[0], days[1]
+    between = sentence[first.end(): second.start()]
+    ordered = _ORDER_VERB.search(sentence[: first.start()] + between) and (
+        _ARRIVE_VERB.search(between) or _ARRIVE_VERB.search(sentence[second.end():]))
+    linked = context == "lead_time" and re.fullmatch(r"\s*(?:-|to|till|until|through|and)\s*", between)
+    if not (ordered or linked):
+        return None
+    names = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+    return (names.index(second.group(1)) - names.index(first.group(1))) % 7 or 7
+
+
+@dataclass
+class _Seen:
+    """Bookkeeping across the sentences of one message: where each value came from, to spot contradictions."""
+
+    how: dict[str, str] = field(default_factory=dict)  # field -> suffix | anchor | context
+    where: dict[str, tuple[int, int]] = field(default_factory=dict)  # field -> (sentence, position)
+    corrections: list[tuple[int, int]] = field(default_factory=list)  # positions of "actually", "I meant", ...
+    keywords: dict[str, list[tuple[int, object]]] = field(default_factory=dict)  # field -> [(sentence, value)]
+    sentence: int = 0
+
+    def corrected(self, name: str, pos: int) -> bool:
+        """A correction cue between the field's earlier value and this position."""
+        before = self.where.get(name, (-1, -1))
+        return any(before < c < (self.sentence, pos) for c in self.corrections)
+
+
 def parse_utterance(text: str, context: str | None = None, known: dict[str, object] | None = None) -> ParseResult:
     """Proposed updates from one user message.
 
     `context` is the parameter the agent just asked about (numbers without a keyword go there); `known` holds
     current table values, used only to read "about 6 a day" as deterministic when demand is known to be fixed.
+    A field given two different values in the message (each with its own keyword, no correction cue between
+    them) goes to `conflicts` instead of `values`; after a correction cue the later value wins.
     """
     if context is not None and context not in PARAMETERS:
         raise ValueError(f"unknown question context {context!r}")
@@ -391,25 +506,82 @@ def parse_utterance(text: str, context: str | None = None, known: dict[str, obje
     out = ParseResult()
     norm = normalise_text(text)
     sentences = split_sentences(norm) or [norm]
-    for sentence in sentences:
-        _parse_sentence(" " + sentence + " ", context, known, out)
+    seen = _Seen()
+    for i, sentence in enumerate(sentences):
+        seen.sentence = i
+        padded = " " + sentence + " "
+        seen.corrections.extend((i, m.end()) for m in _CORRECTION.finditer(padded))
+        _parse_sentence(padded, context, known, out, seen)
+    _keyword_conflicts(out, seen)
     if out.empty:
         if context == "perishability" and "perishability" not in out.values:
             if _YES.search(norm):
                 out.values["perishability"] = "perishable"
             elif _NO.search(norm):
                 out.values["perishability"] = "non_perishable"
-    has_value = bool(out.values) or out.demand_period is not None or bool(out.ambiguous)
+            elif _GOODS_PERISHABLE.search(norm) and not _GOODS_DURABLE.search(norm):
+                out.values["perishability"] = "perishable"  # "It's milk."
+            elif _GOODS_DURABLE.search(norm) and not _GOODS_PERISHABLE.search(norm):
+                out.values["perishability"] = "non_perishable"  # "Screws and bolts."
+        if context == "setup_cost" and re.match(r"^\W*(?:nothing|none|nil|nada|zilch)\b", norm):
+            out.values["setup_cost"] = 0
+    has_value = bool(out.values) or out.demand_period is not None or bool(out.ambiguous) or bool(out.conflicts)
     out.unknown = not has_value and bool(_UNKNOWN.search(norm))
     out.question = not has_value and "?" in text and bool(_QUESTION.search(norm))
     out.correction = has_value and bool(_CORRECTION.search(norm))
     return out
 
 
-def _parse_sentence(sentence: str, context: str | None, known: dict[str, object], out: ParseResult) -> None:
+def _same_raw(name: str, a: object, b: object) -> bool:
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return abs(float(a) - float(b)) <= 1e-6 * max(1.0, abs(float(b)))
+    return str(a).replace(" ", "") == str(b).replace(" ", "")
+
+
+def _offer(name: str, value: object, how: str, pos: int, out: ParseResult, seen: _Seen) -> bool:
+    """Record `value` for `name` unless it contradicts an earlier one (then: conflict, or the later one wins
+    after a correction cue). A value found only through the question's context never overrides or conflicts.
+    Returns True when the value was taken."""
+    if name in out.conflicts:
+        if how != "context" and not any(_same_raw(name, v, value) for v in out.conflicts[name]):
+            out.conflicts[name].append(value)
+        return False
+    if name not in out.values:
+        out.values[name] = value
+        seen.how[name], seen.where[name] = how, (seen.sentence, pos)
+        return True
+    if how == "context" or _same_raw(name, out.values[name], value):
+        return False
+    if seen.how.get(name) == "context" or seen.corrected(name, pos):
+        out.values[name] = value
+        seen.how[name], seen.where[name] = how, (seen.sentence, pos)
+        return True
+    out.conflicts[name] = [out.values.pop(name), value]
+    return False
+
+
+def _keyword_conflicts(out: ParseResult, seen: _Seen) -> None:
+    """Keyword fields read differently in two sentences: the later wins after a correction, else a conflict."""
+    for name, found in seen.keywords.items():
+        values = list(dict.fromkeys(v for _, v in found))
+        if len(values) < 2:
+            continue
+        if name == "demand_type" and ("demand_distribution" in out.values or out.demand_period is not None):
+            continue  # the type-vs-distribution rule of the agent asks about this one
+        first_other = next(si for si, v in found if v != found[0][1])
+        if any(si >= first_other and si > found[0][0] for si, _ in seen.corrections):
+            out.values[name] = found[-1][1]
+            continue
+        out.values.pop(name, None)
+        out.conflicts[name] = values
+
+
+def _parse_sentence(sentence: str, context: str | None, known: dict[str, object], out: ParseResult,
+                    seen: _Seen) -> None:
     qs = scan_quantities(sentence)
     anchors = _anchors(sentence)
     demand_qs: list[Quantity] = []
+    demand_how = "context"
     has_money = any(q.kind == "money" for q in qs)
     sd_cue = re.compile(r"(?:give or take|plus or minus|standard deviation(?: of| is)?|\bsd\b(?: of| is)?|"
                         r"spread of|swings? by(?: about| around)?)\s*$")
@@ -423,33 +595,64 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             continue
         if q.kind == "duration" and _PERISH_DURATION.search(q.prefix):
             continue  # "flowers die within 1 day" is about perishability, not a horizon or lead time
-        param = _assign(sentence, q, anchors, context)
+        if q.kind == "duration" and (_HISTORY_DURATION.search(q.prefix) or re.match(r"\s*ago\b", q.suffix)):
+            continue  # "we've been open for 12 years" is the shop's history
+        param, how = _assign_how(sentence, q, anchors, context)
         if param is None:
             continue
         if param == "demand_distribution":
             demand_qs.append(q)
-        elif param == "risk_tolerance":
-            if q.kind == "bare" and param not in out.values:
-                _scalar(param, q, out)
-        elif param not in out.values and param not in out.ambiguous:
-            _scalar(param, q, out)
+            if how != "context":
+                demand_how = how
+            continue
+        if param == "risk_tolerance" and q.kind != "bare":
+            continue
+        if param in out.ambiguous:
+            continue
+        trial = ParseResult()
+        _scalar(param, q, trial)
+        if param in trial.ambiguous:
+            if param not in out.values and param not in out.conflicts:
+                out.ambiguous[param] = trial.ambiguous[param]
+            continue
+        if _offer(param, trial.values[param], how, q.start, out, seen):
+            out.notes.extend(trial.notes)
+            if param == "penalty_cost":
+                out.penalty_per_day = trial.penalty_per_day
+    if "lead_time" not in out.values and "lead_time" not in out.conflicts:
+        lead = _weekday_lead_time(sentence, context)
+        if lead is not None:
+            _offer("lead_time", lead, "anchor", 0, out, seen)
     about_demand = bool(demand_qs) or context in ("demand_type", "demand_distribution") or bool(
         re.search(r"demand|\bsales\b|\bsell\w*|customers? (?:buy|want)", sentence))
-    if demand_qs and "demand_distribution" not in out.values and out.demand_period is None:
-        _demand(sentence, demand_qs, known, out)
+    if demand_qs and out.demand_period is None:
+        trial = ParseResult()
+        _demand(sentence, demand_qs, known, trial)
+        if trial.demand_period is not None:
+            if "demand_distribution" not in out.values and "demand_distribution" not in out.conflicts:
+                out.demand_period = trial.demand_period
+                out.values.setdefault("demand_type", trial.values.get("demand_type", "random"))
+        elif "demand_distribution" in trial.values:
+            if _offer("demand_distribution", trial.values["demand_distribution"], demand_how, demand_qs[0].start,
+                      out, seen):
+                out.notes.extend(trial.notes)
+                if "demand_type" in trial.values:
+                    out.values.setdefault("demand_type", trial.values["demand_type"])
     elif _CALL.search(sentence) and "demand_distribution" not in out.values:
         _demand(sentence, [], known, out)
-    dtype = _demand_type(sentence, about_demand)
-    if dtype and "demand_type" not in out.values:
-        out.values["demand_type"] = dtype
-    perish = _perishability(sentence)
-    if perish and "perishability" not in out.values:
-        out.values["perishability"] = perish
-    trans = _transition(sentence, has_money, context)
-    if trans and "state_transition_model" not in out.values:
-        out.values["state_transition_model"] = trans
+    keyword = {
+        "demand_type": _demand_type(sentence, about_demand),
+        "perishability": _perishability(sentence),
+        "state_transition_model": _transition(sentence, has_money, context),
+    }
+    for name, value in keyword.items():
+        if value is None:
+            continue
+        seen.keywords.setdefault(name, []).append((seen.sentence, value))
+        if name not in out.values:
+            out.values[name] = value
     if (context == "risk_tolerance" or _ANCHOR_RE["risk_tolerance"].search(sentence)) and \
-            "risk_tolerance" not in out.values:
+            "risk_tolerance" not in out.values and "risk_tolerance" not in out.conflicts:
         words = _risk_words(sentence)
         if words is not None:
             out.values["risk_tolerance"] = words

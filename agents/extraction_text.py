@@ -78,11 +78,17 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\b(?:instantly|immediately|right away)\b", "0 days"),
     (r"\bno lead[\s-]?time\b", "lead time 0 days"),
     (r"\b(?:a\s+)?fortnight\b", "14 days"),
+    (r"\bhalf (?:a )?dozen\b", "6"),
+    (r"\ba couple(?: of)?(?= dozen)\b", "2"),
     (r"\ba couple(?: of)?\b", "2"),
     (r"\ba few\b", "3"),
-    (r"\ba dozen\b", "12"),
-    (r"\bhalf a (?:dollar|buck)\b", "$0.5"),
-    (r"\ba (?:dollar|buck)\b", "$1"),
+    (r"\b(?:a|one) dozen\b", "12"),
+    (r"\bhalf a (?:dollar|buck|quid)\b", "$0.5"),
+    (r"\ba (?:dollar|buck|quid)\b", "$1"),
+    # "a quarter" is 25 cents when it is priced per something, otherwise a quarter of a year (see below)
+    (r"\ba quarter(?=\s+(?:(?:per|a|an|each|every|for each|for every|on each|on every)\s+(?:lost\s+|missed\s+)?"
+     r"(?:unit|item|piece|one|box|bottle|case|day|night|sale|order|delivery))\b)", "$0.25"),
+    (r"\b(?:delivery|shipping|ordering|it)(?: is|'s)? (?:included|free|on (?:them|the house))\b", "setup $0"),
     (r"\b(?:costs?|is|it's)\s+(?:us\s+)?nothing\b", "costs $0"),
     (r"\bno (?:fixed |setup |set-up |ordering |order |delivery )?(?:fee|cost|charge)s?\b", "setup $0"),
     (r"\bfree\b", "$0"),
@@ -108,13 +114,29 @@ def _a_period(text: str) -> str:
     return "".join(out)
 
 
+# "a buck fifty" -> "$1 50" after the idioms -> "$1.50"; "3 dollars 50", "2 bucks and 25 cents", "$4 and 20 cents"
+_MONEY_AND_CENTS = re.compile(
+    r"(?:\$\s?(\d+)|\b(\d+)\s+(?:dollars?|bucks?|quid|euros?))(?:\s+and)?\s+(\d{2})\b(?!\.\d)"
+    r"(\s*(?:cents?|pence|p)\b)?(?!\s*(?:%|-|to\b|or\b|and\b|times\b|days?\b|weeks?\b|months?\b|years?\b|"
+    r"units?\b|items?\b|pieces?\b|boxes\b|cases?\b|customers?\b|orders?\b|deliveries\b))")
+
+
+def _money_and_cents(m: re.Match[str]) -> str:
+    dollars = m.group(1) or m.group(2)
+    return f"${int(dollars)}.{m.group(3)}"
+
+
 def normalise_text(text: str) -> str:
     """Lower-case, rewrite idioms and number words into digits, keep positions meaningful for scanning."""
     s = " " + str(text).lower().replace("\u2019", "'") + " "
     for pattern, repl in _IDIOMS:
         s = re.sub(pattern, repl, s)
     s = _replace_word_numbers(s)
-    s = re.sub(r"(?<!or )\bminus\s+(?=\d)", "-", s)
+    s = re.sub(r"(?<!or )\b(?:minus|negative)\s+(?=\d)", "-", s)
+    s = re.sub(r"\bplus\s+(?=\d)", "+", s)
+    s = re.sub(r"\b(\d+) dozen\b", lambda m: str(int(m.group(1)) * 12), s)
+    s = re.sub(r"\b(\d+) and a half\b", r"\1.5", s)
+    s = _MONEY_AND_CENTS.sub(_money_and_cents, s)
     s = _a_period(s)
     s = re.sub(r"\b1 quarters?\b", "90 days", s)
     s = re.sub(r"\b(\d+) quarters\b", lambda m: f"{int(m.group(1)) * 90} days", s)
@@ -155,7 +177,7 @@ class Quantity:
 _NUM = r"\d+(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+"
 _QTY = re.compile(
     rf"""(?P<neg>(?<![\w.)])-\s?|(?<![\w.])\+)?(?P<cur>[$\u20ac\u00a3])?\s?(?P<num>{_NUM})(?!\d)
-    (?P<after>\s*(?:-\s*)?(?P<unit>cents?\b|dollars?\b|bucks?\b|usd\b|euros?\b|
+    (?P<after>\s*(?:-\s*)?(?P<unit>cents?\b|dollars?\b|bucks?\b|quid\b|usd\b|euros?\b|
         days?\b|d\b|weeks?\b|wks?\b|months?\b|mos?\b|years?\b|yrs?\b|business\s+days?\b))?""",
     re.X,
 )
@@ -195,8 +217,11 @@ def scan_quantities(sentence: str) -> list[Quantity]:
             dash_neg = r.value < 0 and q.value >= 0 and not between.strip()
             joined = re.fullmatch(r"\s*(?:-|to|or|until|till)\s*", between) or dash_neg or (
                 re.fullmatch(r"\s*and\s*", between) and re.search(r"between\s*\$?\s*$", q.prefix))
+            # "3 days, sometimes 4": a hedged larger second value makes a range
+            hedged = re.fullmatch(r"\s*,?\s*(?:and |but |or )?(?:sometimes|occasionally|at times|now and then|"
+                                  r"or even|maybe even|up to)\s*", between)
             compatible = q.kind == "bare" or r.kind in ("bare", "count", q.kind)
-            if joined and compatible and abs(r.raw) >= abs(q.raw):
+            if (joined or hedged) and compatible and abs(r.raw) >= abs(q.raw):
                 merged = r
                 scale = abs(r.value / r.raw) if r.raw else 1.0
                 if q.kind != "bare":
@@ -224,7 +249,7 @@ def _single(sentence: str, m: re.Match[str]) -> Quantity:
     unit_word = re.sub(r"s$", "", unit.split()[0]) if unit else ""
     kind = "bare"
     days = 1
-    if m.group("cur") or unit_word in ("cent", "dollar", "buck", "usd", "euro"):
+    if m.group("cur") or unit_word in ("cent", "dollar", "buck", "quid", "usd", "euro"):
         kind = "money"
         if unit_word == "cent":
             value = value / 100
@@ -251,7 +276,7 @@ def _single(sentence: str, m: re.Match[str]) -> Quantity:
                     break
     per_unit = bool(_PER_UNIT.search(suffix[:45]))
     approx = bool(_APPROX.search(prefix[-25:])) or bool(re.match(r"\s*(?:or so|-?ish)\b", suffix_full))
-    negated = bool(re.search(r"\bnot\s+$", prefix[-8:]))
+    negated = bool(re.search(r"\bnot\s*$", prefix[-8:]))
     if neg:
         value = -value
     raw = float(m.group("num").replace(",", "")) * (-1 if neg else 1)
