@@ -156,6 +156,8 @@ _ITEM_PRICE = re.compile(r"(?:bought|buy|purchase\w*|pay|paid|sells? (?:them |it
 _HISTORY_DURATION = re.compile(r"(?:\bopen|in business|running|operating|trading|been (?:here|around|doing this)|"
                                r"established|founded|started|opened|had (?:the|this) (?:shop|store|place))\b[^,.;]{0,15}?"
                                r"(?:\bfor|\bsince|\bin)?(?:\s+(?:about|over|almost|nearly|more than|some))?\s*$")
+_OTHER_NOUN = re.compile(r"\s*(?:staff|employees|people|workers|colleagues|assistants|branches|stores|shops|"
+                         r"locations|outlets|kids|children|percent|%|times|stars|registers|tills|aisles)\b")
 _PERISH_DURATION = re.compile(r"(?:die|wilt|spoil|rot|expire|go(?:es)? (?:bad|off|stale)|shelf life|last)\w*"
                               r"(?:\s+\w+){0,3}\s*$")
 
@@ -467,9 +469,8 @@ def _weekday_lead_time(sentence: str, context: str | None) -> int | None:
         return None
     first, second = days[0], days[1]
     between = sentence[first.end(): second.start()]
-    ordered = _ORDER_VERB.search(sentence[: first.start()] + between) and (
-        _ARRIVE_VERB.search(between) or _ARRIVE_VERB.search(sentence[second.end():]))
-    linked = context == "lead_time" and re.fullmatch(r"\s*(?:-|to|till|until|through|and)\s*", between)
+    ordered = _ORDER_VERB.search(sentence[: first.start()] + between) and _ARRIVE_VERB.search(between)
+    linked = context == "lead_time" and re.fullmatch(r"\s*(?:-|to|till|until|through)\s*", between)
     if not (ordered or linked):
         return None
     names = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -510,7 +511,7 @@ def parse_utterance(text: str, context: str | None = None, known: dict[str, obje
     for i, sentence in enumerate(sentences):
         seen.sentence = i
         padded = " " + sentence + " "
-        seen.corrections.extend((i, m.end()) for m in _CORRECTION.finditer(padded))
+        seen.corrections.extend((i, m.start()) for m in _CORRECTION.finditer(padded))
         _parse_sentence(padded, context, known, out, seen)
     _keyword_conflicts(out, seen)
     if out.empty:
@@ -533,8 +534,10 @@ def parse_utterance(text: str, context: str | None = None, known: dict[str, obje
 
 
 def _same_raw(name: str, a: object, b: object) -> bool:
+    """Equal, or for costs close enough to be one figure said twice ("$1 a month, so about 3 cents a day")."""
     if isinstance(a, int | float) and isinstance(b, int | float):
-        return abs(float(a) - float(b)) <= 1e-6 * max(1.0, abs(float(b)))
+        tol = 0.15 if name in MONEY_FIELDS else 1e-6
+        return abs(float(a) - float(b)) <= tol * max(abs(float(a)), abs(float(b)), 1e-9)
     return str(a).replace(" ", "") == str(b).replace(" ", "")
 
 
@@ -550,9 +553,9 @@ def _offer(name: str, value: object, how: str, pos: int, out: ParseResult, seen:
         out.values[name] = value
         seen.how[name], seen.where[name] = how, (seen.sentence, pos)
         return True
-    if how == "context" or _same_raw(name, out.values[name], value):
+    if _same_raw(name, out.values[name], value):
         return False
-    if seen.how.get(name) == "context" or seen.corrected(name, pos):
+    if seen.corrected(name, pos) or (how != "context" and seen.how.get(name) == "context"):
         out.values[name] = value
         seen.how[name], seen.where[name] = how, (seen.sentence, pos)
         return True
@@ -595,6 +598,8 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             continue
         if q.kind == "duration" and _PERISH_DURATION.search(q.prefix):
             continue  # "flowers die within 1 day" is about perishability, not a horizon or lead time
+        if q.kind == "bare" and _OTHER_NOUN.match(q.suffix):
+            continue  # "3 staff", "2 branches": counts of something that is not stock
         if q.kind == "duration" and (_HISTORY_DURATION.search(q.prefix) or re.match(r"\s*ago\b", q.suffix)):
             continue  # "we've been open for 12 years" is the shop's history
         param, how = _assign_how(sentence, q, anchors, context)
