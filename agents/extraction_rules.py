@@ -142,13 +142,13 @@ _STORAGE_SUFFIX = re.compile(r"^\s*(?:\w+\s+)?(?:will |would |can |could )?(?:fi
                              r"(?:the |our |my )?(?:stock ?room|store ?room|back ?room|back|shelf|shelves|warehouse|"
                              r"storage|cooler|fridge|freezer|walk-in)")
 # "the truck carries 200", "the supplier sends at most 90", "one pallet, 48 cases": limits of a single order
-_ORDER_PREFIX = re.compile(r"(?:truck\w*|\bvan\b|lorry|pallet|supplier|distributor|wholesaler|vendor|"
+_ORDER_PREFIX = re.compile(r"(?:(?:truck\w*|\bvan\b|lorry|pallet|supplier|distributor|wholesaler|vendor|"
                            r"manufacturer|shipment|delivery)\b[^,.;]{0,25}?\b(?:can |could |will |would |only |"
                            r"just |won't |doesn't |don't |never )*(?:takes?|carr(?:y|ies)|fits?|holds?|sends?|"
                            r"delivers?|ships?|brings?|allows?|lets us (?:order|have)|caps? \w+ at|limits? \w+ to|"
-                           r"(?:is|are) limited to|(?:is|are) capped at|(?:is|are)|has|have|of)(?:\s+(?:up to|about|"
-                           r"around|roughly|maybe|at most|only|just|a max(?:imum)? of|no more than|"
-                           r"more than))*\s*$")
+                           r"(?:is|are) limited to|(?:is|are) capped at)|(?:pallet|truck ?load|van ?load)s?\b"
+                           r"[^,.;]{0,12}?\b(?:is|are|of|has|have))(?:\s+(?:up to|about|around|roughly|maybe|"
+                           r"at most|only|just|a max(?:imum)? of|no more than|more than))*\s*$")
 _ITEM_PRICE = re.compile(r"(?:bought|buy|purchase\w*|pay|paid|sells? (?:them |it )?for|retail\w*|price[sd]?|"
                          r"item costs?|unit costs?|wholesale)\b[^,;]{0,30}?(?:at|for|of|is)?\s*(?:about|around|"
                          r"roughly)?\s*$")
@@ -157,7 +157,8 @@ _HISTORY_DURATION = re.compile(r"(?:\bopen|in business|running|operating|trading
                                r"established|founded|started|opened|had (?:the|this) (?:shop|store|place))\b[^,.;]{0,15}?"
                                r"(?:\bfor|\bsince|\bin)?(?:\s+(?:about|over|almost|nearly|more than|some))?\s*$")
 _OTHER_NOUN = re.compile(r"\s*(?:staff|employees|people|workers|colleagues|assistants|branches|stores|shops|"
-                         r"locations|outlets|kids|children|percent|%|times|stars|registers|tills|aisles)\b")
+                         r"locations|outlets|kids|children|percent|%|times|stars|registers|tills|aisles|minutes?|mins?|"
+                         r"hours?|hrs?|miles?|km|kilometers?|kilometres?)\b")
 _PERISH_DURATION = re.compile(r"(?:die|wilt|spoil|rot|expire|go(?:es)? (?:bad|off|stale)|shelf life|last)\w*"
                               r"(?:\s+\w+){0,3}\s*$")
 

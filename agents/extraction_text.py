@@ -136,6 +136,8 @@ def normalise_text(text: str) -> str:
     s = re.sub(r"\bplus\s+(?=\d)", "+", s)
     s = re.sub(r"\b(\d+) dozen\b", lambda m: str(int(m.group(1)) * 12), s)
     s = re.sub(r"\b(\d+) and a half\b", r"\1.5", s)
+    s = re.sub(r"\b(\d+) (?:hours|hrs)\b", lambda m: f"{int(m.group(1)) // 24} days" if int(m.group(1)) % 24 == 0
+               and int(m.group(1)) else m.group(0), s)
     s = _MONEY_AND_CENTS.sub(_money_and_cents, s)
     s = _a_period(s)
     s = re.sub(r"\b1 quarters?\b", "90 days", s)

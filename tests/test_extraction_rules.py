@@ -139,3 +139,8 @@ def test_risk_in_words(text, value):
 
 def test_hedged_second_value_is_a_range():
     assert parse_utterance("Three days, sometimes four.", "lead_time").ambiguous == {"lead_time": (3, 4)}
+
+
+def test_hours_minutes_and_distances_are_not_days():
+    assert parse_utterance("Delivery takes 48 hours.").values == {"lead_time": 2}
+    assert parse_utterance("The supplier is 20 minutes away.").values == {}
