@@ -323,6 +323,15 @@ def _loss(cfg: DQNConfig, q: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return nn.functional.smooth_l1_loss(q, y)
 
 
+def _optimiser_step(net: QNetwork, opt, loss, cfg: DQNConfig) -> float:
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    if cfg.grad_clip:
+        nn.utils.clip_grad_norm_(net.parameters(), cfg.grad_clip)
+    opt.step()
+    return float(loss.detach())
+
+
 def _update(net: QNetwork, target: QNetwork, opt, buf: _Replay, rng, cfg: DQNConfig) -> float:
     obs, act, ret, nxt, boot, room = buf.sample(rng, cfg.batch_size)
     with torch.no_grad():
@@ -331,12 +340,7 @@ def _update(net: QNetwork, target: QNetwork, opt, buf: _Replay, rng, cfg: DQNCon
         y = ret + boot * q_next
     q = net(obs).gather(1, act[:, None]).squeeze(1)
     loss = _loss(cfg, q, y)
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    if cfg.grad_clip:
-        nn.utils.clip_grad_norm_(net.parameters(), cfg.grad_clip)
-    opt.step()
-    return float(loss.detach())
+    return _optimiser_step(net, opt, loss, cfg)
 
 
 def _update_all_actions(net: QNetwork, target: QNetwork, opt, buf: _Replay, rng, cfg: DQNConfig,
@@ -367,12 +371,7 @@ def _update_all_actions(net: QNetwork, target: QNetwork, opt, buf: _Replay, rng,
         y = reward + cfg.gamma * alive * q_next.reshape(B, A)
     q = net(torch.from_numpy(buf.obs[i]))
     loss = _loss(cfg, q[valid], y[valid])
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    if cfg.grad_clip:
-        nn.utils.clip_grad_norm_(net.parameters(), cfg.grad_clip)
-    opt.step()
-    return float(loss.detach())
+    return _optimiser_step(net, opt, loss, cfg)
 
 
 def _quick_base_stock(problem: Problem, replications: int = 300, seed: int = 12_345) -> int:
