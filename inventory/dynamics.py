@@ -31,9 +31,14 @@ def inventory_position(on_hand, pipeline) -> np.ndarray:
     return np.asarray(on_hand) + (pipeline.sum(axis=-1) if pipeline.shape[-1:] != (0,) else 0)
 
 
+def order_room(position, max_order: int, max_inventory: int) -> np.ndarray:
+    """The largest order the caps allow: <= max_order, and position after ordering <= capacity."""
+    return np.clip(max_inventory - np.asarray(position), 0, max_order)
+
+
 def cap_order(raw, position, max_order: int, max_inventory: int) -> np.ndarray:
-    """The order actually placed: non-negative integer, <= max_order, position after ordering <= capacity."""
-    room = np.clip(max_inventory - np.asarray(position), 0, max_order)
+    """The order actually placed: a non-negative integer within `order_room`."""
+    room = order_room(position, max_order, max_inventory)
     return np.clip(np.rint(np.asarray(raw, dtype=float)).astype(np.int64), 0, room)
 
 

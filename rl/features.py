@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from inventory import dynamics
 from inventory.problem import Problem
 
 
@@ -75,4 +76,4 @@ def order_room(problem: Problem, on_hand, pipeline) -> np.ndarray:
     on_hand = np.asarray(on_hand).reshape(-1)
     pipeline = np.asarray(pipeline).reshape(on_hand.size, -1)
     position = on_hand + pipeline.sum(axis=1)
-    return np.clip(problem.max_inventory - position, 0, problem.max_order).astype(np.int64)
+    return dynamics.order_room(position, problem.max_order, problem.max_inventory).astype(np.int64)
