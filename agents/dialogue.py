@@ -126,7 +126,7 @@ class Consultant:
 
 
 def _default_optimize(problem: Problem, out_dir: Path | None):
-    from agents.optimization import OptimizationAgent, OptimizationConfig
+    from optimization.service import OptimizationAgent, OptimizationConfig
 
     cfg = OptimizationConfig(dqn=False, replications=500, search_replications=200,
                              write_artifacts=out_dir is not None)

@@ -14,10 +14,10 @@ from typing import Any, Literal
 import pydantic
 
 from agents.extraction import ExtractionAgent, Proposal
-from agents.llm import LLMClient
 from agents.prompts import extraction_system_prompt
 from inventory.problem import ParameterError
 from inventory.spec import PARAMETERS, canonical_name, format_value, normalise_value
+from llm.client import LLMClient
 
 __all__ = ["ExtractionReply", "LLMExtractor", "TableCell"]
 

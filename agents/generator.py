@@ -219,8 +219,8 @@ class LLMGenerator:
         self.max_attempts = max_attempts
 
     def generate(self, index: int, seed: int = 0) -> Instance | GenerationFailure:
-        from agents.llm import extract_json_object
         from agents.study_prompts import GENERATOR_SYSTEM, GENERATOR_USER
+        from llm.client import extract_json_object
 
         messages = [
             {"role": "system", "content": GENERATOR_SYSTEM},

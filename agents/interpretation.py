@@ -11,7 +11,7 @@ The paper's two scenarios:
 
 Every reply ends with "Do you have any other questions?" and the dialogue is archived as `interpret.txt`.
 Two backends: `TemplateInterpreter` (offline stand-in for the LLM: templates + keyword intents) and
-`LLMInterpreter` (OpenAI tool calling through `agents.llm.run_tool_loop`).
+`LLMInterpreter` (OpenAI tool calling through `llm.client.run_tool_loop`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from agents.llm import LLMClient, run_tool_loop
 from agents.prompts import CLOSING_QUESTION, INTERPRETATION_SYSTEM_PROMPT
+from llm.client import LLMClient, run_tool_loop
 
 __all__ = ["DQN_TOOL", "InterpretationAgent", "LLMInterpreter", "TemplateInterpreter", "ensure_closing",
            "parse_state"]

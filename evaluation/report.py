@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from evaluation import stats as st  # noqa: E402
-from experiments.study import TREATMENT_NAMES, read_config  # noqa: E402
+from evaluation.study import TREATMENT_NAMES, read_config  # noqa: E402
 
 REPORT_DIR = "report"
 
@@ -186,7 +186,7 @@ def build_report(df: pd.DataFrame, config, title: str = "Study report") -> tuple
 
 
 def write_report(run_dir: Path) -> Path:
-    from experiments.runner import load_results
+    from evaluation.runner import load_results
 
     run_dir = Path(run_dir)
     if not (run_dir / "config.json").exists():

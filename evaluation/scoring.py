@@ -19,8 +19,8 @@ import math
 import time
 
 from agents.generator import Instance
-from experiments.study import StudyConfig, score_seed
-from experiments.study_units import UnitOutcome, outcome_json
+from evaluation.study import StudyConfig, score_seed
+from evaluation.study_units import UnitOutcome, outcome_json
 from inventory import dp
 from inventory.montecarlo import evaluate
 from inventory.policies import SSPolicy
@@ -53,7 +53,7 @@ def instance_columns(instance: Instance) -> dict:
 
 def references(instance: Instance, config: StudyConfig) -> dict:
     """Per-instance references: DP optimum (if tractable) and the oracle best (s,S) on the truth."""
-    from agents.optimization import OptimizationAgent, OptimizationConfig
+    from optimization.service import OptimizationAgent, OptimizationConfig
 
     truth = instance.problem
     t0 = time.perf_counter()

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from agents.llm import LLMClient, LLMError, add_llm_arguments, config_from_args
+from llm.client import LLMClient, LLMError, add_llm_arguments, config_from_args
 
 __all__ = ["register", "run_consult", "run_simulate"]
 
@@ -69,7 +69,7 @@ def _backends(client: LLMClient | None):
 
 def _optimizer(dqn: bool):
     def run(problem, out_dir):
-        from agents.optimization import OptimizationAgent, OptimizationConfig
+        from optimization.service import OptimizationAgent, OptimizationConfig
 
         cfg = OptimizationConfig(dqn=dqn, replications=500, search_replications=200,
                                  write_artifacts=out_dir is not None)

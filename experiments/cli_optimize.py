@@ -40,8 +40,8 @@ def _input_error(message: str) -> Exception:
 
 
 def run_optimize(args: argparse.Namespace) -> int:
-    from agents.optimization import OptimizationAgent, OptimizationConfig
     from inventory.spec import load_problem
+    from optimization.service import OptimizationAgent, OptimizationConfig
 
     if args.dqn_steps is not None and args.dqn_steps < 1:
         raise _input_error(f"--dqn-steps: {args.dqn_steps} is not allowed; must be a whole number >= 1")

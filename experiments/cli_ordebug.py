@@ -90,9 +90,9 @@ def _llm_config(agent: str):
     if agent != "llm":
         return None
     try:
-        from agents.llm import LLMConfig
+        from llm.client import LLMConfig
     except ImportError as exc:
-        raise _user_error(f"--agent llm needs agents.llm ({exc})") from None
+        raise _user_error(f"--agent llm needs llm.client ({exc})") from None
     try:
         cfg = LLMConfig.from_env()
     except (ValueError, TypeError) as exc:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from experiments.solve import METHODS, format_report, solve_problem, write_artifacts
 from inventory.policies import parse_policy_spec
 from inventory.spec import load_problem
+from optimization.solve import METHODS, format_report, solve_problem, write_artifacts
 
 
 def register(subparsers) -> None:

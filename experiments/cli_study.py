@@ -36,7 +36,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    from agents.llm import add_llm_arguments
+    from llm.client import add_llm_arguments
 
     p = subparsers.add_parser("study", help="run the A/B/C study (hybrid vs end-to-end consultants) on Ray",
                               description="Generate instances, run every (instance, treatment, trial) unit on Ray, "
@@ -82,8 +82,8 @@ def register(subparsers) -> None:
 
 
 def config_from_cli(args: argparse.Namespace):
-    from agents.llm import config_from_args
-    from experiments.study import StudyConfig
+    from evaluation.study import StudyConfig
+    from llm.client import config_from_args
 
     llm = None
     try:
@@ -118,7 +118,7 @@ def config_from_cli(args: argparse.Namespace):
 
 
 def run_study_cmd(args: argparse.Namespace) -> int:
-    from experiments.runner import StudyError, run_study
+    from evaluation.runner import StudyError, run_study
 
     config = config_from_cli(args)
     try:

@@ -17,8 +17,8 @@ def examples_text() -> str:
 def run_demo(out: Path, instances: int = 12, trials: int = 1, num_cpus: int | None = None,
              fresh: bool = False) -> Path:
     from evaluation.report import write_report
-    from experiments.runner import StudyError, run_study
-    from experiments.study import StudyConfig
+    from evaluation.runner import StudyError, run_study
+    from evaluation.study import StudyConfig
 
     t0 = time.perf_counter()
     print(examples_text(), flush=True)
@@ -44,8 +44,8 @@ def run_demo(out: Path, instances: int = 12, trials: int = 1, num_cpus: int | No
 
 def _headline(out: Path) -> tuple[dict, str]:
     from evaluation.report import build_report
-    from experiments.runner import load_results
-    from experiments.study import read_config
+    from evaluation.runner import load_results
+    from evaluation.study import read_config
 
     _, h = build_report(load_results(out), read_config(out))
     lines = []

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from experiments.solve import format_report, solve_problem
 from inventory.demand import Demand
 from inventory.policies import Policy, SQPolicy, SSPolicy
 from inventory.problem import Problem
+from optimization.solve import format_report, solve_problem
 
 _COMMON = dict(horizon=90, lost_sales=True, holding_cost=0.5, setup_cost=3.0, risk_tolerance=3.0)
 

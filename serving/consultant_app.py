@@ -15,9 +15,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from ray import serve
 
-from experiments.solve import METHODS, solve_problem
 from inventory.policies import parse_policy_spec
 from inventory.spec import PARAMETERS, ParameterTable
+from optimization.solve import METHODS, solve_problem
 from serving.protocol import error_body
 
 app = FastAPI(title="askopt consultant API")

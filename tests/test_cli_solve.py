@@ -91,7 +91,7 @@ def test_bad_policy_spec_and_missing_file(params, tmp_path, capsys):
 
 def test_paper_examples_beat_the_end_to_end_llm_advice():
     from experiments.examples import EXAMPLES, LLM_ADVICE
-    from experiments.solve import solve_problem
+    from optimization.solve import solve_problem
 
     for name, problem in EXAMPLES.items():
         label, advice = LLM_ADVICE[name]

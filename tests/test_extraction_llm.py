@@ -6,9 +6,9 @@ from llm_server import ScriptedOpenAIServer
 
 from agents.extraction import ACTION_CLARIFY, ACTION_NEXT, ExtractionAgent
 from agents.extraction_llm import ExtractionReply, LLMExtractor
-from agents.llm import LLMClient, LLMConfig
 from agents.prompts import extraction_system_prompt
 from inventory.spec import PARAMETERS
+from llm.client import LLMClient, LLMConfig
 
 
 def _reply(table: dict, action="ASK_NEXT_QUESTION", prompt="How long is the lead time?", corrections=()):

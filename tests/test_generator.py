@@ -16,7 +16,7 @@ from agents.generator import (
     generate_instance,
     generate_instances,
 )
-from agents.llm import LLMClient, LLMConfig
+from llm.client import LLMClient, LLMConfig
 
 try:
     from tests.llm_server import ScriptedOpenAIServer

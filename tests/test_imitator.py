@@ -9,11 +9,11 @@ from agents.dialogue import run_hybrid_dialogue
 from agents.generator import generate_instance
 from agents.imitator import PERSONAS, HumanImitator, PersonaProfile, score_extraction, values_match
 from agents.imitator.topics import asked_topics
-from agents.llm import LLMClient, LLMConfig
 from agents.prompts import QUESTIONS
 from inventory.demand import Demand
 from inventory.problem import Problem
 from inventory.spec import ParameterTable
+from llm.client import LLMClient, LLMConfig
 
 TRUTH = Problem(horizon=90, demand=Demand.normal(10, 3), lost_sales=False, holding_cost=0.5, penalty_cost=4.0,
                 setup_cost=20.0, lead_time=3, max_inventory=80, max_order=40, risk_tolerance=-3.0)

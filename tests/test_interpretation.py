@@ -5,17 +5,17 @@ from dataclasses import asdict, dataclass, field
 from llm_server import ScriptedOpenAIServer
 
 from agents.interpretation import InterpretationAgent, LLMInterpreter, parse_state
-from agents.llm import LLMClient, LLMConfig
 from agents.prompts import CLOSING_QUESTION
 from inventory.demand import Demand
 from inventory.problem import Problem
+from llm.client import LLMClient, LLMConfig
 
 PROBLEM = Problem(horizon=90, demand=Demand.poisson(6), lost_sales=True, holding_cost=0.5, penalty_cost=5.0,
                   setup_cost=20.0, lead_time=2, max_inventory=80, max_order=50, risk_tolerance=0.0)
 
 
 @dataclass
-class Score:  # the shape of agents.optimization.PolicyScore
+class Score:  # the shape of optimization.service.PolicyScore
     name: str
     label: str
     params: dict
@@ -28,7 +28,7 @@ class Score:  # the shape of agents.optimization.PolicyScore
 
 
 @dataclass
-class Result:  # the shape of agents.optimization.OptimizationResult
+class Result:  # the shape of optimization.service.OptimizationResult
     problem: Problem
     scores: list
     winner: Score

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pydantic
 import pytest
 
-from agents.llm import (
+from llm.client import (
     AUTO_MODEL,
     JSONReplyError,
     LLMClient,

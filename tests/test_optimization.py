@@ -5,18 +5,18 @@ import json
 import pandas as pd
 import pytest
 
-from agents.optimization import (
+from experiments.cli import main as cli_main
+from inventory.demand import Demand
+from inventory.montecarlo import evaluate
+from inventory.problem import Problem
+from inventory.spec import ParameterTable
+from optimization.service import (
     FINAL_SEED_OFFSET,
     OptimizationAgent,
     OptimizationConfig,
     OptimizationResult,
     PolicyScore,
 )
-from experiments.cli import main as cli_main
-from inventory.demand import Demand
-from inventory.montecarlo import evaluate
-from inventory.problem import Problem
-from inventory.spec import ParameterTable
 
 
 def _p(**kw) -> Problem:

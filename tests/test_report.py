@@ -10,8 +10,8 @@ import pytest
 
 from evaluation import stats as st
 from evaluation.report import build_report, write_report
-from experiments.runner import write_batch
-from experiments.study import StudyConfig, write_config
+from evaluation.runner import write_batch
+from evaluation.study import StudyConfig, write_config
 
 
 def make_rows(n_inst: int = 8, trials: int = 2) -> list[dict]:

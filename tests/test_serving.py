@@ -6,7 +6,7 @@ import socket
 import httpx
 import pytest
 
-from agents.llm import LLMClient, LLMConfig
+from llm.client import LLMClient, LLMConfig
 from serving.protocol import scenario_message
 
 GROUND_TRUTH = {

@@ -18,8 +18,8 @@ from agents.consultant import (
 from agents.generator import generate_instances
 from agents.imitator import HumanImitator
 from agents.judge import judge_reply, read_verdict
-from agents.llm import LLMClient, LLMConfig
 from agents.policy_parser import parse_policy
+from llm.client import LLMClient, LLMConfig
 
 try:
     from tests.llm_server import ScriptedOpenAIServer
@@ -110,8 +110,8 @@ def test_judge_reading_and_fallback():
 
 def test_study_unit_uses_the_llm_endpoint_and_records_llm_errors():
     from evaluation.scoring import score_outcomes
-    from experiments.study import StudyConfig, plan_study
-    from experiments.study_units import run_unit
+    from evaluation.study import StudyConfig, plan_study
+    from evaluation.study_units import run_unit
 
     with ScriptedOpenAIServer(["Recommendation: (s, S) = (20, 60).", '{"actionable": true, "reason": "s,S"}',
                                {"error": "model overloaded", "status": 400}]) as srv:

@@ -12,11 +12,11 @@ import pytest
 import ray
 
 from agents.generator import generate_instance
+from evaluation.runner import StudyError, StudyMetrics, load_results, run_study
 from evaluation.scoring import score_outcomes
+from evaluation.study import StudyConfig, plan_study
+from evaluation.study_units import run_unit
 from experiments import cli
-from experiments.runner import StudyError, StudyMetrics, load_results, run_study
-from experiments.study import StudyConfig, plan_study
-from experiments.study_units import run_unit
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from agents.imitator.profile import PersonaProfile, get_profile
-from agents.llm import LLMClient
 from inventory.problem import Problem
 from inventory.spec import ParameterTable
+from llm.client import LLMClient
 
 __all__ = ["LLMHumanImitator", "PERSONA_PROMPT", "persona_prompt"]
 

@@ -73,7 +73,7 @@ class LLMAgent:
         self.max_result_chars = max_result_chars
 
     def run(self, env: DebugEnv) -> None:
-        from agents.llm import LLMClient
+        from llm.client import LLMClient
 
         client = LLMClient(self.config)
         system = SYSTEM + ("\n\n" + FEW_SHOT if self.few_shot else "")

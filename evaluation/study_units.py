@@ -15,7 +15,7 @@ import traceback
 from dataclasses import dataclass, field
 
 from agents.generator import Instance
-from experiments.study import StudyConfig, Unit, dialogue_seed, persona_for
+from evaluation.study import StudyConfig, Unit, dialogue_seed, persona_for
 from inventory.policies import Policy
 
 
@@ -51,7 +51,7 @@ class UnitOutcome:
 def _llm_client(config: StudyConfig):
     if not config.llm:
         return None
-    from agents.llm import LLMClient, LLMConfig
+    from llm.client import LLMClient, LLMConfig
 
     return LLMClient(LLMConfig(**config.llm))
 
@@ -72,7 +72,7 @@ def winner_policy(result) -> Policy:
 
 
 def _run_a(o: UnitOutcome, instance: Instance, config: StudyConfig, client) -> UnitOutcome:
-    from agents.optimization import OptimizationAgent, OptimizationConfig
+    from optimization.service import OptimizationAgent, OptimizationConfig
 
     run_hybrid_dialogue = importlib.import_module("agents.dialogue").run_hybrid_dialogue
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.study import StudyConfig, Unit, plan_study, read_config, write_config
+from evaluation.study import StudyConfig, Unit, plan_study, read_config, write_config
 
 UNITS_DIR = "units"
 LOG_FILE = "run_log.jsonl"
@@ -102,7 +102,7 @@ def write_batch(out: Path, rows: list[dict]) -> Path:
 
 def _run_units(config_json: dict, instance_json: dict, units: list[Unit]):
     from agents.generator import Instance
-    from experiments.study_units import run_unit
+    from evaluation.study_units import run_unit
 
     config = StudyConfig.from_json(config_json)
     instance = Instance.from_dict(instance_json)
