@@ -18,6 +18,15 @@ import numpy as np
 from scipy import stats
 
 DEMAND_KINDS = ("poisson", "normal", "uniform", "deterministic", "empirical")
+MAX_HISTORY_BYTES = 16 * 2**20  # empirical(file.csv): regular files up to this size only
+_FILE_ACCESS = True  # process default for empirical(file); servers call forbid_file_access() at start-up
+
+
+def forbid_file_access() -> None:
+    """From now on this process never reads a file named in a demand string (servers: request data is
+    untrusted; `empirical([...])` with inline numbers still works)."""
+    global _FILE_ACCESS
+    _FILE_ACCESS = False
 
 
 class DemandError(ValueError):
@@ -204,11 +213,12 @@ _ALIASES = {
 }
 
 
-def parse_demand(text, base_dir: Path | None = None) -> Demand:
+def parse_demand(text, base_dir: Path | None = None, allow_files: bool | None = None) -> Demand:
     """Read the string forms a generator, an LLM or a user writes.
 
     Accepts "poisson(6)", "normal(10, 5)", "uniform(10,20)", a bare number (deterministic),
     "empirical(path.csv)", "empirical([3,4,5])" or a list of observed daily demands.
+    `allow_files=False` (or `forbid_file_access()` for the whole process) refuses empirical(path).
     """
     if isinstance(text, Demand):
         return text
@@ -238,6 +248,9 @@ def parse_demand(text, base_dir: Path | None = None) -> Demand:
     if name == "empirical":
         if inner.startswith("["):
             return Demand.empirical(_numbers(inner.strip("[]"), text))
+        if not (_FILE_ACCESS if allow_files is None else allow_files):
+            raise DemandError("demand_distribution: empirical(file) is not accepted here; give the observed "
+                              "daily demands inline, e.g. empirical([3, 4, 5])")
         return Demand.empirical(read_demand_history(_resolve(inner.strip("'\""), base_dir)))
     args = _numbers(inner, text)
     arity = {"poisson": 1, "normal": 2, "uniform": 2, "deterministic": 1}[name]
@@ -275,6 +288,10 @@ def read_demand_history(path: Path) -> list[float]:
     path = Path(path)
     if not path.exists():
         raise DemandError(f"demand_distribution: sales history file not found: {path}")
+    if not path.is_file():
+        raise DemandError(f"demand_distribution: sales history {path} is not a regular file")
+    if path.stat().st_size > MAX_HISTORY_BYTES:
+        raise DemandError(f"demand_distribution: sales history {path} is larger than {MAX_HISTORY_BYTES} bytes")
     with path.open(newline="") as fh:
         rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
     if not rows:

@@ -102,11 +102,19 @@ class Bounds:
         return self.qmax + 1
 
 
-def default_bounds(problem: Problem) -> Bounds:
-    L = problem.lead_time
+def batch_periods(problem: Problem) -> int:
+    """Periods of demand one order may need to cover (twice the EOQ cycle): sizes the order bound.
+
+    Public so `optimization.limits` can price the demand convolutions `default_bounds` performs before any work.
+    """
     mu = max(problem.demand.mean, 1e-9)
     h = max(problem.holding_cost, 1e-9)
-    eoq_periods = 1 + math.ceil(2 * math.sqrt(2 * problem.setup_cost / (h * mu))) if problem.setup_cost > 0 else 1
+    return 1 + math.ceil(2 * math.sqrt(2 * problem.setup_cost / (h * mu))) if problem.setup_cost > 0 else 1
+
+
+def default_bounds(problem: Problem) -> Bounds:
+    L = problem.lead_time
+    eoq_periods = batch_periods(problem)
     q_bound = min(problem.max_order, max(1, _quantile_n(problem, eoq_periods, 1e-6)))
     # without a setup cost the order-up-to level never needs more than the lead-time demand quantile
     batch = q_bound if problem.setup_cost > 0 else 0
