@@ -7,7 +7,8 @@ from pathlib import Path
 
 from inventory.policies import parse_policy_spec
 from inventory.spec import load_problem
-from optimization.solve import METHODS, format_report, solve_problem, write_artifacts
+from optimization.artifacts import write_artifacts
+from optimization.solve import METHODS, format_report, solve_json, solve_problem
 
 
 def register(subparsers) -> None:
@@ -38,7 +39,7 @@ def run(args) -> int:
     report = solve_problem(problem, args.method, args.objective, extra, args.replications, args.seed)
     write_artifacts(report, Path(args.out))
     if args.json:
-        print(json.dumps(report.to_json(), default=float))
+        print(json.dumps(solve_json(report), default=float))
     else:
         print(format_report(report))
         print(f"\nArtifacts written to {args.out}/")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from inventory.demand import Demand
 from inventory.policies import Policy, SQPolicy, SSPolicy
 from inventory.problem import Problem
-from optimization.solve import format_report, solve_problem
+from optimization.solve import format_report, solve_json, solve_problem
 
 _COMMON = dict(horizon=90, lost_sales=True, holding_cost=0.5, setup_cost=3.0, risk_tolerance=3.0)
 
@@ -26,10 +26,11 @@ LLM_ADVICE: dict[str, tuple[str, Policy]] = {
 def solve_report(problem: Problem, extra_policies: list[tuple[str, Policy]], method: str = "all") -> str:
     report = solve_problem(problem, method=method, extra=extra_policies)
     text = format_report(report)
-    ours = next(p for p in report.policies if p["name"] == "best_ss")
+    policies = solve_json(report)["policies"]
+    ours = next(p for p in policies if p["name"] == "best_ss")
     lines = [text]
     for label, _ in extra_policies:
-        theirs = next(p for p in report.policies if p["name"] == label)
+        theirs = next(p for p in policies if p["name"] == label)
         extra = 100 * (theirs["mean_cost"] - ours["mean_cost"]) / ours["mean_cost"]
         lines.append(f"-> {label} costs {extra:+.1f}% against askopt's best (s,S) on the same demand paths")
     return "\n".join(lines)

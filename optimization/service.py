@@ -1,4 +1,4 @@
-"""The Optimization Agent: solve a validated Problem with every applicable method and arbitrate by risk.
+"""The one optimisation service: solve a validated Problem with the named methods and arbitrate by risk.
 
 Candidates: the best (s,S) policy (search), the best base-stock level, the exact DP policy where tractable and
 a DQN trained on the problem (optional). All are re-scored on the same fresh common random numbers by
@@ -8,14 +8,10 @@ on one yardstick and never on the (optimistically biased) numbers its own search
 
 from __future__ import annotations
 
-import json
-import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import pandas as pd
 
 from inventory import dp as dp_mod
 from inventory.montecarlo import Evaluation, evaluate
@@ -43,6 +39,7 @@ class PolicyScore:
     objective: float  # L(pi)
     stderr: float = 0.0
     fill_rate: float = float("nan")
+    role: str = "candidate"  # "candidate" (may win) | "advice" (an outside policy scored for comparison)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -65,6 +62,10 @@ class OptimizationConfig:
     objective: str = "finite"
     write_artifacts: bool = True
 
+    def methods(self) -> tuple[str, ...]:
+        """The candidate methods this configuration asks for."""
+        return ("ss", "base_stock") + (("dp",) if self.use_dp else ()) + (("dqn",) if self.dqn else ())
+
     def __post_init__(self) -> None:
         if self.dqn_trainer not in ("torch", "rllib"):
             raise ValueError(f"dqn_trainer: {self.dqn_trainer!r} is not allowed; allowed: torch, rllib")
@@ -80,10 +81,10 @@ class OptimizationConfig:
 class OptimizationResult:
     problem: Problem
     scores: list[PolicyScore]  # all evaluated policies
-    winner: PolicyScore
+    winner: PolicyScore | None  # None only when no candidate method ran (e.g. DP alone, intractable)
     runner_up: PolicyScore | None
-    best_ss: PolicyScore  # always present
-    ss_extra_cost_pct: float  # (best_ss.objective - winner.objective) / |winner.objective| * 100 (0 if ss wins)
+    best_ss: PolicyScore | None  # present whenever "ss" was among the methods (always for the agent)
+    ss_extra_cost_pct: float | None  # (best_ss.objective - winner.objective) / |winner.objective| * 100
     dp: dict | None  # dp.DPResult.as_dict() or None
     artifacts_dir: Path | None
     seconds: float
@@ -91,6 +92,9 @@ class OptimizationResult:
     notes: list[str] = field(default_factory=list)
     trained_dqn: object | None = field(default=None, repr=False)  # rl.dqn_torch.TrainedDQN when trained
     policies: dict[str, Policy] = field(default_factory=dict, repr=False)  # name -> the evaluable policy
+    objective: str = "finite"
+    ss_search: dict | None = None  # the search's own figures: s, S, Monte Carlo cost, exact cost, seconds
+    extra_scores: list[PolicyScore] = field(default_factory=list)  # outside policies, same replications
 
     def policy_for(self, name: str) -> Policy:
         """The policy object behind a score (e.g. the winner's), ready for `montecarlo.evaluate`."""
@@ -117,9 +121,9 @@ class OptimizationResult:
         return {
             "problem": self.problem.to_dict(),
             "scores": [s.as_dict() for s in self.scores],
-            "winner": self.winner.as_dict(),
+            "winner": self.winner.as_dict() if self.winner else None,
             "runner_up": self.runner_up.as_dict() if self.runner_up else None,
-            "best_ss": self.best_ss.as_dict(),
+            "best_ss": self.best_ss.as_dict() if self.best_ss else None,
             "ss_extra_cost_pct": self.ss_extra_cost_pct,
             "dp": self.dp,
             "artifacts_dir": str(self.artifacts_dir) if self.artifacts_dir else None,
@@ -130,122 +134,152 @@ class OptimizationResult:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Candidate construction
+# The one optimisation service
 # ---------------------------------------------------------------------------------------------------
 
-
-def find_best_ss(problem: Problem, config: OptimizationConfig) -> tuple[int, int]:
-    """(s, S) minimising L(pi) under the problem's lambda."""
-    res = search_ss(problem, objective=config.objective, criterion="objective", seed=config.seed + SEARCH_SEED_OFFSET)
-    return int(res.s), int(res.S)
+METHODS = ("ss", "base_stock", "dp", "dqn")
 
 
-def find_best_base_stock(problem: Problem, config: OptimizationConfig) -> int:
-    """Order-up-to level S minimising L(pi)."""
-    res = best_base_stock(problem, objective=config.objective, criterion="objective",
-                          seed=config.seed + SEARCH_SEED_OFFSET)
-    return int(res.S)
+def optimize(
+    problem: Problem,
+    methods: tuple[str, ...] | list[str] | None = None,
+    config: OptimizationConfig | None = None,
+    extra: list[tuple[str, Policy]] | None = None,
+    out_dir: Path | None = None,
+    progress: bool = False,
+) -> OptimizationResult:
+    """Compute the candidate policies named in `methods`, score them and any `extra` policies (advice to compare)
+    on one set of fresh common random numbers, pick the winner by L(pi) among the candidates, write the artifacts.
 
+    Every entry point (askopt solve/optimize, the dialogue, serving, the study) calls this, so they agree on the
+    search criterion (L(pi) under the problem's lambda), the seeds and the artifact schema.
 
-# ---------------------------------------------------------------------------------------------------
-# The agent
-# ---------------------------------------------------------------------------------------------------
+    Parameters
+    ----------
+    methods : subset of ("ss", "base_stock", "dp", "dqn"); default from `config` (ss, base_stock, dp if
+        config.use_dp, dqn if config.dqn).
+    extra : (name, policy) pairs scored beside the candidates, never chosen as the winner.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem: expected inventory.problem.Problem, got {type(problem).__name__}")
+    cfg = config or OptimizationConfig()
+    methods = tuple(methods) if methods is not None else cfg.methods()
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"methods: {unknown[0]!r} is not allowed; allowed: {', '.join(METHODS)}")
+    t0 = time.perf_counter()
+    notes: list[str] = []
+    candidates: list[tuple[str, Policy]] = []
+    ss_search: dict | None = None
+
+    if "ss" in methods:
+        found = search_ss(problem, objective=cfg.objective, criterion="objective",
+                          seed=cfg.seed + SEARCH_SEED_OFFSET)
+        exact = dp_mod.evaluate_policy(problem, found.policy, objective=cfg.objective)
+        ss_search = {"s": int(found.s), "S": int(found.S), "cost": float(found.mean_cost),
+                     "exact_cost": exact.optimal_cost, "seconds": round(found.seconds, 3)}
+        candidates.append(("ss", SSPolicy(s=int(found.s), S=int(found.S))))
+    S_bs = None
+    if "base_stock" in methods:
+        S_bs = int(best_base_stock(problem, objective=cfg.objective, criterion="objective",
+                                   seed=cfg.seed + SEARCH_SEED_OFFSET).S)
+        candidates.append(("base_stock", BaseStockPolicy(S=S_bs)))
+
+    dp_info = None
+    if "dp" in methods:
+        res = dp_mod.solve(problem, objective=cfg.objective, max_states=cfg.dp_max_states, max_work=cfg.dp_max_work)
+        dp_info = res.as_dict()
+        if res.status == "solved" and res.policy is not None:
+            candidates.append(("dp", res.policy))
+        else:
+            reason = res.reason or res.status
+            dp_info["reason"] = reason
+            notes.append(f"DP not used: {reason}")
+        if ss_search and dp_info.get("optimal_cost") is not None and ss_search["exact_cost"] is not None:
+            dp_info["ss_gap_pct"] = 100 * (ss_search["exact_cost"] - dp_info["optimal_cost"]) / max(
+                abs(dp_info["optimal_cost"]), 1e-12)
+
+    trained = None
+    if "dqn" in methods:
+        trained = _train_dqn(problem, cfg, progress, base_stock_level=S_bs)
+        candidates.append(("dqn", trained.state_policy()))
+
+    named = candidates + list(extra or [])
+    evals = evaluate(problem, [p for _, p in named], replications=cfg.replications,
+                     seed=cfg.seed + FINAL_SEED_OFFSET, objective=cfg.objective)
+    scores = [_score(name, pol, ev) for (name, pol), ev in zip(candidates, evals, strict=False)]
+    extra_scores = [_score(name, pol, ev, role="advice")
+                    for (name, pol), ev in zip(extra or [], evals[len(candidates):], strict=True)]
+    ranked = sorted(scores, key=lambda sc: (sc.objective, sc.std_cost))
+    winner = ranked[0] if ranked else None
+    runner_up = ranked[1] if len(ranked) > 1 else None
+    best_ss = next((sc for sc in scores if sc.name == "ss"), None)
+    extra_pct = None
+    if best_ss is not None and winner is not None:
+        extra_pct = 0.0 if winner is best_ss else (best_ss.objective - winner.objective) / max(
+            abs(winner.objective), 1e-12) * 100
+    if trained is not None:
+        dqn = next(sc for sc in scores if sc.name == "dqn")
+        bs = next((sc for sc in scores if sc.name == "base_stock"), None)
+        if bs is not None and dqn.objective > bs.objective:
+            notes.append(
+                f"trained DQN is worse than base-stock: L={dqn.objective:.2f} vs {bs.objective:.2f} "
+                f"({(dqn.objective / bs.objective - 1) * 100:.2f}% more)"
+            )
+
+    result = OptimizationResult(
+        problem=problem,
+        scores=scores,
+        winner=winner,
+        runner_up=runner_up,
+        best_ss=best_ss,
+        ss_extra_cost_pct=None if extra_pct is None else float(extra_pct),
+        dp=dp_info,
+        artifacts_dir=None,
+        seconds=time.perf_counter() - t0,
+        dqn_training=trained.summary() if trained is not None else None,
+        notes=notes,
+        trained_dqn=trained,
+        policies=dict(named),
+        objective=cfg.objective,
+        ss_search=ss_search,
+        extra_scores=extra_scores,
+    )
+    if out_dir is not None and cfg.write_artifacts:
+        from optimization.artifacts import write_artifacts
+
+        result.artifacts_dir = write_artifacts(result, Path(out_dir))
+    return result
 
 
 class OptimizationAgent:
-    """Runs the candidates, scores them on common random numbers under lambda, writes the artifacts."""
+    """The Optimization Agent's configuration bound to the service: `run` is `optimize` with the config's methods."""
 
     def __init__(self, config: OptimizationConfig | None = None):
         self.config = config or OptimizationConfig()
 
     def run(self, problem: Problem, out_dir: Path | None = None, progress: bool = False) -> OptimizationResult:
-        if not isinstance(problem, Problem):
-            raise TypeError(f"problem: expected inventory.problem.Problem, got {type(problem).__name__}")
-        cfg = self.config
-        t0 = time.perf_counter()
-        notes: list[str] = []
-        candidates: list[tuple[str, Policy]] = []
-
-        s, S = find_best_ss(problem, cfg)
-        candidates.append(("ss", SSPolicy(s=s, S=S)))
-        S_bs = find_best_base_stock(problem, cfg)
-        candidates.append(("base_stock", BaseStockPolicy(S=S_bs)))
-
-        dp_info = None
-        if cfg.use_dp:
-            res = dp_mod.solve(problem, objective=cfg.objective, max_states=cfg.dp_max_states,
-                               max_work=cfg.dp_max_work)
-            dp_info = res.as_dict()
-            if res.status == "solved" and res.policy is not None:
-                candidates.append(("dp", res.policy))
-            else:
-                notes.append(f"DP not used: {res.reason or res.status}")
-
-        dqn_training = None
-        trained = None
-        if cfg.dqn:
-            trained = self._train_dqn(problem, cfg, progress, baseline=(s, S, S_bs))
-            dqn_training = trained.summary()
-            candidates.append(("dqn", trained.state_policy()))
-
-        policies = [p for _, p in candidates]
-        evals = evaluate(problem, policies, replications=cfg.replications,
-                         seed=cfg.seed + FINAL_SEED_OFFSET, objective=cfg.objective)
-        scores = [_score(name, pol, ev) for (name, pol), ev in zip(candidates, evals, strict=True)]
-        ranked = sorted(scores, key=lambda sc: (sc.objective, sc.std_cost))
-        winner = ranked[0]
-        runner_up = ranked[1] if len(ranked) > 1 else None
-        best_ss = next(sc for sc in scores if sc.name == "ss")
-        extra = 0.0 if winner is best_ss else (best_ss.objective - winner.objective) / max(
-            abs(winner.objective), 1e-12) * 100
-        if trained is not None:
-            dqn = next(sc for sc in scores if sc.name == "dqn")
-            bs = next(sc for sc in scores if sc.name == "base_stock")
-            if dqn.objective > bs.objective:
-                notes.append(
-                    f"trained DQN is worse than base-stock: L={dqn.objective:.2f} vs {bs.objective:.2f} "
-                    f"({(dqn.objective / bs.objective - 1) * 100:.2f}% more)"
-                )
-
-        artifacts_dir = None
-        if out_dir is not None and cfg.write_artifacts:
-            artifacts_dir = Path(out_dir)
-            artifacts_dir.mkdir(parents=True, exist_ok=True)
-            _write_scores(artifacts_dir, problem, scores, winner, dp_info)
-            if trained is not None:
-                trained.save(artifacts_dir)
-
-        return OptimizationResult(
-            problem=problem,
-            scores=scores,
-            winner=winner,
-            runner_up=runner_up,
-            best_ss=best_ss,
-            ss_extra_cost_pct=float(extra),
-            dp=dp_info,
-            artifacts_dir=artifacts_dir,
-            seconds=time.perf_counter() - t0,
-            dqn_training=dqn_training,
-            notes=notes,
-            trained_dqn=trained,
-            policies=dict(candidates),
-        )
-
-    def _train_dqn(self, problem: Problem, cfg: OptimizationConfig, progress: bool, baseline):
-        """Train the DQN with the configured trainer; returns an object with state_policy(), save(), summary()."""
-        if cfg.dqn_trainer == "rllib":
-            from rl.rllib_train import train_rllib_dqn
-
-            return train_rllib_dqn(problem, steps=cfg.dqn_steps, seed=cfg.seed, progress=progress,
-                                   time_budget_s=cfg.dqn_seconds)
-        from rl.dqn_torch import DQNConfig, train_dqn
-
-        return train_dqn(problem, DQNConfig(total_steps=cfg.dqn_steps, time_budget_s=cfg.dqn_seconds,
-                                            seed=cfg.seed), progress=progress, base_stock_level=baseline[2])
+        return optimize(problem, config=self.config, out_dir=out_dir, progress=progress)
 
 
-def _score(name: str, policy: Policy, ev: Evaluation) -> PolicyScore:
-    if name == "ss":
+def _train_dqn(problem: Problem, cfg: OptimizationConfig, progress: bool, base_stock_level: int | None):
+    """Train the DQN with the configured trainer; returns an object with state_policy(), save(), summary()."""
+    if cfg.dqn_trainer == "rllib":
+        from rl.rllib_train import train_rllib_dqn
+
+        return train_rllib_dqn(problem, steps=cfg.dqn_steps, seed=cfg.seed, progress=progress,
+                               time_budget_s=cfg.dqn_seconds)
+    from rl.dqn_torch import DQNConfig, train_dqn
+
+    return train_dqn(problem, DQNConfig(total_steps=cfg.dqn_steps, time_budget_s=cfg.dqn_seconds,
+                                        seed=cfg.seed), progress=progress, base_stock_level=base_stock_level)
+
+
+def _score(name: str, policy: Policy, ev: Evaluation, role: str = "candidate") -> PolicyScore:
+    if role == "advice":
+        params = dict(ev.params) if not getattr(policy, "needs_state", False) else {}
+        label = ev.name
+    elif name == "ss":
         params = {"s": int(policy.s), "S": int(policy.S)}
         label = f"(s={params['s']}, S={params['S']})"
     elif name == "base_stock":
@@ -264,33 +298,5 @@ def _score(name: str, policy: Policy, ev: Evaluation) -> PolicyScore:
         objective=float(ev.objective),
         stderr=float(ev.stderr),
         fill_rate=float(ev.fill_rate),
+        role=role,
     )
-
-
-def _write_scores(out: Path, problem: Problem, scores: list[PolicyScore], winner: PolicyScore, dp_info) -> None:
-    """policy_evaluation_results.csv: one row per policy (mean, std, L), with s and S, plus the DP optimum."""
-    rows = []
-    for sc in scores:
-        rows.append({
-            "policy": sc.name,
-            "label": sc.label,
-            "s": sc.params.get("s", ""),
-            "S": sc.params.get("S", ""),
-            "mean_cost": round(sc.mean_cost, 4),
-            "std_cost": round(sc.std_cost, 4),
-            "stderr": round(sc.stderr, 4),
-            "objective": round(sc.objective, 4),
-            "fill_rate": round(sc.fill_rate, 4) if math.isfinite(sc.fill_rate) else "",
-            "winner": sc is winner,
-        })
-    if dp_info and dp_info.get("status") == "solved":
-        rows.append({"policy": "dp_optimum_exact", "label": "exact DP optimal expected cost", "s": "", "S": "",
-                     "mean_cost": round(float(dp_info["optimal_cost"]), 4), "std_cost": "", "stderr": 0.0,
-                     "objective": "", "fill_rate": "", "winner": False})
-    pd.DataFrame(rows).to_csv(out / "policy_evaluation_results.csv", index=False)
-    (out / "optimization_summary.json").write_text(json.dumps({
-        "problem": problem.to_dict(),
-        "winner": winner.as_dict(),
-        "scores": [s.as_dict() for s in scores],
-        "dp": dp_info,
-    }, indent=2, default=str))

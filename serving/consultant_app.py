@@ -18,6 +18,7 @@ from ray import serve
 from inventory.policies import parse_policy_spec
 from inventory.spec import PARAMETERS, ParameterTable
 from optimization.solve import METHODS, solve_problem
+from optimization.solve import solve_json as solve_view
 from serving.protocol import error_body
 
 app = FastAPI(title="askopt consultant API")
@@ -56,7 +57,7 @@ def solve_json(req: SolveRequest) -> dict:
         raise ValueError(f"replications: {req.replications} is not allowed; must be in [2, 100000]")
     problem = ParameterTable.from_json(req.params).to_problem()
     extra = [(spec, parse_policy_spec(spec)) for spec in req.evaluate]
-    return solve_problem(problem, req.method, req.objective, extra, req.replications, req.seed).to_json()
+    return solve_view(solve_problem(problem, req.method, req.objective, extra, req.replications, req.seed))
 
 
 @serve.deployment(num_replicas=1, max_ongoing_requests=64, ray_actor_options={"num_cpus": 1})

@@ -113,3 +113,28 @@ def test_config_validation():
         OptimizationConfig(replications=1)
     with pytest.raises(TypeError, match="problem"):
         OptimizationAgent(OptimizationConfig(dqn=False)).run({"horizon": 3})
+
+
+def test_solve_and_optimize_write_one_schema(tmp_path):
+    """`askopt solve` and `askopt optimize` write config.json and the CSV through one module: same keys, columns."""
+    from optimization.artifacts import CSV_COLUMNS, SCHEMA_VERSION, read_config
+
+    params = tmp_path / "params.csv"
+    ParameterTable.from_problem(_p()).to_csv(params)
+    a, b = tmp_path / "solve", tmp_path / "optimize"
+    assert cli_main(["solve", str(params), "--out", str(a), "--replications", "200"]) == 0
+    assert cli_main(["optimize", str(params), "--out", str(b), "--no-dqn", "--replications", "200"]) == 0
+    ca, cb = (json.loads((d / "config.json").read_text()) for d in (a, b))
+    assert ca.keys() == cb.keys()
+    assert ca["schema_version"] == cb["schema_version"] == SCHEMA_VERSION
+    assert ca["state_dim"] == cb["state_dim"] == _p().lead_time + 3
+    for d in (a, b):
+        assert tuple(pd.read_csv(d / "policy_evaluation_results.csv").columns) == CSV_COLUMNS
+        assert read_config(d).best_ss["s"] <= read_config(d).best_ss["S"]
+    ta, tb = (pd.read_csv(d / "policy_evaluation_results.csv") for d in (a, b))
+    assert "dp_optimum_exact" in set(ta["policy"]) and "dp_optimum_exact" in set(tb["policy"])
+    bad = tmp_path / "old"
+    bad.mkdir()
+    (bad / "config.json").write_text(json.dumps({**ca, "schema_version": "askopt-deployment/1"}))
+    with pytest.raises(ValueError, match="schema_version"):
+        read_config(bad)
