@@ -1,31 +1,54 @@
-# Two entry points: `make demo` and `make test`. Both create .venv on first use.
+# Two entry points: `make demo` and `make test`. Both create .venv on first use and install from the lock file
+# (requirements.lock), so a fresh clone gets exactly the versions the suite was run on.
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCK := requirements.lock
 
-.PHONY: demo test install lint bench clean
+.PHONY: demo test install install-train lock test-latest lint bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): $(LOCK) pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q 'pip==26.3'
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -r $(LOCK)
+	$(BIN)/pip install -q --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# transformers/peft/trl (LoRA imitator training) and PySCIPOpt, CPU, from their own lock
+install-train: $(STAMP)
+	$(BIN)/pip install -q -r requirements-train.lock
 
 demo: $(STAMP)
 	$(BIN)/askopt demo
 
 test: $(STAMP)
+	$(BIN)/lint-imports --config .importlinter
 	$(BIN)/python -m pytest -p no:cacheprovider tests
+
+# Re-resolve requirements*.lock from pyproject.toml (after changing a dependency).
+lock: $(STAMP)
+	bash tools/lock.sh
+
+# The newest releases allowed by pyproject.toml, in a separate venv: run on purpose (or on a schedule) so that a
+# breaking release is seen here before a user meets it.
+test-latest:
+	rm -rf .venv-latest && $(PY) -m venv .venv-latest
+	.venv-latest/bin/pip install -q --upgrade pip
+	.venv-latest/bin/pip install -q torch==2.13.0
+	.venv-latest/bin/pip install -q --upgrade -e '.[dev]'
+	.venv-latest/bin/pip list --format=freeze > .venv-latest/resolved.txt
+	.venv-latest/bin/python -m pytest -p no:cacheprovider tests
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --config .importlinter
 
 bench: $(STAMP)
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) .venv-latest build *.egg-info .pytest_cache
