@@ -13,12 +13,18 @@ GROUPS = {"none": [], "operator": ["operator"], "size": ["size_tier"], "iis_size
 
 
 def _user_error(msg: str) -> Exception:
+    """A one-line, exit-2 error. Also a ValueError: under ``python -m experiments.cli`` the module runs as
+    ``__main__`` and catches its own copy of UserInputError, not the one imported here, but it always
+    catches ValueError the same way."""
     try:
         from experiments.cli import UserInputError
-
-        return UserInputError(msg)
     except ImportError:  # pragma: no cover - cli.py always exists in the repo
         return ValueError(msg)
+
+    class OrdebugInputError(UserInputError, ValueError):
+        pass
+
+    return OrdebugInputError(msg)
 
 
 def register(subparsers) -> None:

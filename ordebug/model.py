@@ -17,6 +17,8 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from ordebug.highs import quiet_highs
+
 INF = highspy.kHighsInf
 SENSES = ("L", "G", "E", "R", "N")  # <=, >=, ==, ranged, free
 
@@ -211,8 +213,7 @@ class LinearModel:
         path = os.fspath(path)
         if not os.path.isfile(path):
             raise FileNotFoundError(2, "No such file", path)
-        h = highspy.Highs()
-        h.silent()
+        h = quiet_highs()
         status = h.readModel(path)
         if status == highspy.HighsStatus.kError or h.getNumCol() == 0 and os.path.getsize(path) > 0 \
                 and not _looks_like_empty_model(path):
@@ -221,8 +222,7 @@ class LinearModel:
         return cls.from_highs_lp(h.getLp(), name=name)
 
     def to_mps(self, path: str | os.PathLike) -> None:
-        h = highspy.Highs()
-        h.silent()
+        h = quiet_highs()
         h.passModel(self.to_highs_lp())
         status = h.writeModel(os.fspath(path))
         if status == highspy.HighsStatus.kError:

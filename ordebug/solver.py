@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
+from ordebug.highs import highs_version, quiet_highs
 from ordebug.model import LinearModel
 
 SOLVER_SETTINGS: dict[str, object] = {
@@ -34,7 +35,7 @@ _STATUS = {
 
 
 def solver_version() -> str:
-    return f"highspy {highspy.Highs().version()}"
+    return f"highspy {highs_version()}"
 
 
 @dataclass
@@ -52,8 +53,7 @@ class SolveResult:
 
 
 def new_highs(time_limit: float | None = None) -> highspy.Highs:
-    h = highspy.Highs()
-    h.silent()
+    h = quiet_highs()
     for key, value in SOLVER_SETTINGS.items():
         h.setOptionValue(key, value)
     if time_limit is not None:
