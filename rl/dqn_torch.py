@@ -34,12 +34,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from inventory import dynamics
 from inventory.montecarlo import evaluate
 from inventory.policies import StatePolicy
 from inventory.problem import Problem
 from rl.artifacts import save_artifacts
-from rl.features import Normalisation, default_normalisation, encode, obs_dim, order_room
+from rl.counterfactual import all_action_loss, counterfactual_transitions, regression_loss
+from rl.features import Normalisation, default_normalisation, obs_dim, order_room
 from rl.network import QNetwork, masked_argmax
 from rl.policy import q_state_policy
 from rl.vec_env import VectorInventoryEnv
@@ -318,9 +318,7 @@ def _emit(buf: _Replay, pending, next_obs, alive: float, next_room, gam) -> None
 
 
 def _loss(cfg: DQNConfig, q: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    if cfg.loss == "mse":
-        return nn.functional.mse_loss(q, y)
-    return nn.functional.smooth_l1_loss(q, y)
+    return regression_loss(cfg.loss, q, y)
 
 
 def _optimiser_step(net: QNetwork, opt, loss, cfg: DQNConfig) -> float:
@@ -345,32 +343,15 @@ def _update(net: QNetwork, target: QNetwork, opt, buf: _Replay, rng, cfg: DQNCon
 
 def _update_all_actions(net: QNetwork, target: QNetwork, opt, buf: _Replay, rng, cfg: DQNConfig,
                         problem: Problem, norm: Normalisation) -> float:
-    """Counterfactual targets: demand does not depend on the order, so one sampled (state, demand) gives the
-    transition of every feasible order through `dynamics.step`; all Q(s, a) are regressed on targets that
-    share the same demand, which removes most of the noise from the action differences the policy needs."""
+    """Counterfactual targets (`rl.counterfactual`, the same code RLlib's Learner runs): one sampled
+    (state, demand) gives every feasible order's transition through `dynamics.step`."""
     i = rng.integers(0, buf.size, size=cfg.batch_size)
-    on, pipe, t, dem = buf.on_hand[i], buf.pipeline[i], buf.t[i], buf.demand[i]
-    B, A, L = cfg.batch_size, problem.max_order + 1, problem.lead_time
-    on_b = np.broadcast_to(on[:, None], (B, A))
-    pipe_b = np.broadcast_to(pipe[:, None, :], (B, A, L))
-    st = dynamics.step(problem, on_b, pipe_b, np.arange(A)[None, :], dem[:, None])
-    room = order_room(problem, on, pipe)  # (B,)
-    valid = torch.from_numpy(np.arange(A)[None, :] <= room[:, None])
-    nxt_on, nxt_pipe = st.on_hand.reshape(-1), st.pipeline.reshape(B * A, L)
-    t_next = np.repeat(t + 1, A)
-    alive = torch.from_numpy((t_next < problem.horizon).astype(np.float32)).reshape(B, A)
+    cf = counterfactual_transitions(problem, norm, buf.on_hand[i], buf.pipeline[i], buf.t[i], buf.demand[i])
     with torch.no_grad():
-        nxt_obs = torch.from_numpy(encode(norm, nxt_on, nxt_pipe, t_next))
-        nxt_room = order_room(problem, nxt_on, nxt_pipe)
-        if cfg.double_q:
-            a_star, _ = masked_argmax(net(nxt_obs), nxt_room)
-            q_next = target(nxt_obs).gather(1, a_star[:, None]).squeeze(1)
-        else:
-            _, q_next = masked_argmax(target(nxt_obs), nxt_room)
-        reward = torch.from_numpy((-st.cost / norm.reward_scale).astype(np.float32))
-        y = reward + cfg.gamma * alive * q_next.reshape(B, A)
+        q_next_target = target(cf.next_obs)
+        q_next_online = net(cf.next_obs) if cfg.double_q else None
     q = net(torch.from_numpy(buf.obs[i]))
-    loss = _loss(cfg, q[valid], y[valid])
+    loss = all_action_loss(q, cf, q_next_target, cfg.gamma, cfg.loss, q_next_online)
     return _optimiser_step(net, opt, loss, cfg)
 
 

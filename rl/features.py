@@ -77,3 +77,17 @@ def order_room(problem: Problem, on_hand, pipeline) -> np.ndarray:
     pipeline = np.asarray(pipeline).reshape(on_hand.size, -1)
     position = on_hand + pipeline.sum(axis=1)
     return dynamics.order_room(position, problem.max_order, problem.max_inventory).astype(np.int64)
+
+
+def decode(norm: Normalisation, obs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Observations (N, L + 3) -> raw (on_hand (N,), pipeline (N, L), t (N,)), the inverse of `encode`.
+
+    Exact for integer states (float32 keeps about 7 significant digits; states here are at most thousands).
+    RLlib's replay stores observations, and the counterfactual update needs the raw state to step it.
+    """
+    obs = np.asarray(obs, dtype=np.float64)
+    obs = obs.reshape(-1, obs.shape[-1])
+    on_hand = np.rint(obs[:, 0] * norm.inventory_scale).astype(np.int64)
+    pipeline = np.rint(obs[:, 1:-2] * norm.inventory_scale).astype(np.int64)
+    t = np.rint(obs[:, -1] * norm.time_scale).astype(np.int64)
+    return on_hand, pipeline, t
