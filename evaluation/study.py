@@ -48,14 +48,17 @@ class StudyConfig:
     max_turns: int = 40
     units_per_task: int = 0  # 0: one task per instance (all its treatments and trials)
     llm: dict | None = None  # LLMConfig fields (api key never written to disk); None = offline stand-ins
-    fail_units: tuple[str, ...] = ()  # unit ids forced to raise (fault injection: a unit failure)
-    crash_once: tuple[str, ...] = ()  # unit ids whose worker process dies on the first try (infrastructure)
+    # USD per million tokens by model ("*" = any): {"gpt-4o": {"prompt_per_million": 2.5, "completion_per_million": 10}}
+    prices: dict = field(default_factory=dict)
     version: int = 1
 
     def __post_init__(self) -> None:
         self.treatments = tuple(self.treatments)
-        self.fail_units = tuple(self.fail_units)
-        self.crash_once = tuple(self.crash_once)
+        self.prices = dict(self.prices or {})
+        from llm.client import price_for
+
+        for model in self.prices:
+            price_for(self.prices, model)  # raises ValueError naming prices[model]
         if self.design not in DESIGNS:
             raise ValueError(f"design: {self.design!r} is not allowed; allowed: {', '.join(DESIGNS)}")
         bad = [t for t in self.treatments if t not in TREATMENTS]
@@ -79,8 +82,6 @@ class StudyConfig:
         if redact and d.get("llm") and d["llm"].get("api_key"):
             d["llm"] = {**d["llm"], "api_key": "***"}
         d["treatments"] = list(self.treatments)
-        d["fail_units"] = list(self.fail_units)
-        d["crash_once"] = list(self.crash_once)
         return d
 
     @classmethod
@@ -91,8 +92,6 @@ class StudyConfig:
     def comparable(self) -> dict:
         """The fields that must match for --resume (everything that changes results)."""
         d = self.to_json()
-        d.pop("fail_units", None)
-        d.pop("crash_once", None)
         d.pop("units_per_task", None)
         if d.get("llm"):
             d["llm"] = {k: v for k, v in d["llm"].items() if k in ("base_url", "model", "temperature")}

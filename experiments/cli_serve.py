@@ -1,4 +1,4 @@
-"""`askopt serve imitator|consultant`: the Ray Serve HTTP apps."""
+"""`askopt serve imitator|consultant|emulator`: the Ray Serve HTTP apps (the emulator also as a plain process)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from experiments.cli import UserInputError
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "serve",
-        help="run a Ray Serve HTTP app (OpenAI-compatible imitator, consultant API)",
+        help="run a Ray Serve HTTP app (OpenAI-compatible imitator, consultant API, LLM emulator)",
         description="Start a Ray Serve app and keep it running until interrupted. Binds 127.0.0.1 by default.",
     )
-    p.add_argument("app", choices=("imitator", "consultant"), help="which app")
+    p.add_argument("app", choices=("imitator", "consultant", "emulator"), help="which app")
     p.add_argument("--engine", choices=("cpu", "vllm"), default="cpu",
                    help="imitator engine: cpu = offline persona simulator; vllm = LoRA model on a GPU")
     p.add_argument("--base-model", help="vllm: base model path")
@@ -22,10 +22,28 @@ def register(subparsers) -> None:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--address", default=None, help="Ray cluster address (default: start local Ray)")
     p.add_argument("--for-seconds", type=float, default=None, help="stop after this long (default: until Ctrl-C)")
+    p.add_argument("--plain", action="store_true", help="emulator: a plain HTTP process, no Ray")
+    from serving.llm_emulator import add_emulator_arguments
+
+    add_emulator_arguments(p)
     p.set_defaults(handler=run)
 
 
+def _emulator_config(args):
+    from serving.llm_emulator import config_from_args
+
+    try:
+        return config_from_args(args)
+    except ValueError as exc:
+        name, _, rest = str(exc).partition(": ")
+        raise UserInputError(f"--{name.replace('_', '-')}: {rest}") from None
+
+
 def build(args):
+    if args.app == "emulator":
+        from serving.llm_emulator import build_app as build_emulator
+
+        return build_emulator(_emulator_config(args))
     if args.app == "consultant":
         from serving.consultant_app import build_app
 
@@ -47,6 +65,8 @@ def build(args):
 def run(args) -> int:
     if not 1 <= args.port <= 65535:
         raise UserInputError(f"--port: {args.port} is not allowed; must be in 1..65535")
+    if args.app == "emulator" and args.plain:
+        return _run_plain_emulator(args)
     application = build(args)
     import ray
     from ray import serve
@@ -64,4 +84,20 @@ def run(args) -> int:
         pass
     finally:
         serve.shutdown()
+    return 0
+
+
+def _run_plain_emulator(args) -> int:
+    from serving.llm_emulator import EmulatorServer
+
+    server = EmulatorServer(_emulator_config(args), host=args.host, port=args.port).start()
+    print(f"askopt emulator (plain process) serving at {server.base_url} (Ctrl-C to stop)", flush=True)
+    try:
+        deadline = time.time() + args.for_seconds if args.for_seconds else None
+        while deadline is None or time.time() < deadline:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
     return 0

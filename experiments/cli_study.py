@@ -33,6 +33,15 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--dashboard", action=argparse.BooleanOptionalAction, default=None,
                    help="start the Ray dashboard with a local Ray (metrics view); default: Ray's choice")
+    g = p.add_argument_group("LLM fan-out", "how an LLM study talks to its endpoint (ignored offline)")
+    g.add_argument("--max-concurrent-dialogues", type=int, default=None,
+                   help="dialogues waiting on the model at once (default 128; 0: inside the CPU tasks)")
+    g.add_argument("--llm-rpm", type=int, default=0, help="client-side limit: requests per minute (0: none)")
+    g.add_argument("--llm-tpm", type=int, default=0, help="client-side limit: tokens per minute (0: none)")
+    g.add_argument("--budget-usd", type=float, default=None,
+                   help="stop starting new units when the LLM cost would pass this (--resume continues)")
+    g.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
+                   help="USD per million prompt,completion tokens for MODEL ('*' = any), e.g. gpt-4o=2.5,10")
 
 
 def register(subparsers) -> None:
@@ -99,6 +108,7 @@ def config_from_cli(args: argparse.Namespace):
         raise _input_error(f"--num-cpus: {args.num_cpus} is not allowed; must be >= 1")
     if args.units_per_task < 0:
         raise _input_error(f"--units-per-task: {args.units_per_task} is not allowed; must be >= 0")
+    prices = _prices(getattr(args, "price", []) or [])
     treatments = tuple(t.strip().upper() for t in args.treatments.split(",") if t.strip())
     persona = args.persona
     try:
@@ -112,22 +122,53 @@ def config_from_cli(args: argparse.Namespace):
         return StudyConfig(name=args.name or Path(args.out).name, instances=args.instances, trials=args.trials,
                            treatments=treatments, design=args.design, persona=persona, seed=args.seed,
                            replications=args.replications, units_per_task=args.units_per_task,
-                           max_turns=args.max_turns, dqn=args.dqn, llm=llm)
+                           max_turns=args.max_turns, dqn=args.dqn, llm=llm, prices=prices)
     except ValueError as exc:
         raise _input_error(f"--{str(exc).split(':')[0]}: {str(exc).split(': ', 1)[-1]}") from None
 
 
+def _prices(items: list[str]) -> dict:
+    """--price MODEL=IN,OUT (USD per million prompt, completion tokens) -> the config's price table."""
+    table = {}
+    for item in items:
+        model, _, nums = item.partition("=")
+        try:
+            prompt, completion = (float(x) for x in nums.split(","))
+            if not model or prompt < 0 or completion < 0:
+                raise ValueError
+        except ValueError:
+            raise _input_error(f"--price: {item!r} is not allowed; use MODEL=IN,OUT with USD per million prompt "
+                               "and completion tokens, e.g. gpt-4o=2.5,10 ('*' for any model)") from None
+        table[model] = {"prompt_per_million": prompt, "completion_per_million": completion}
+    return table
+
+
 def run_study_cmd(args: argparse.Namespace) -> int:
     from evaluation.runner import StudyError, run_study
+    from llm.ratelimit import RateLimit
 
     config = config_from_cli(args)
+    if args.max_concurrent_dialogues is not None and args.max_concurrent_dialogues < 0:
+        raise _input_error(f"--max-concurrent-dialogues: {args.max_concurrent_dialogues} is not allowed; "
+                           "must be >= 0")
+    if args.budget_usd is not None and not args.budget_usd > 0:
+        raise _input_error(f"--budget-usd: {args.budget_usd} is not allowed; must be > 0")
+    try:
+        limit = RateLimit(args.llm_rpm, args.llm_tpm)
+    except ValueError as exc:
+        raise _input_error(f"--llm-{exc}") from None
     try:
         s = run_study(config, Path(args.out), resume=args.resume, address=args.address, num_cpus=args.num_cpus,
-                      progress=not args.no_progress, include_dashboard=args.dashboard)
+                      progress=not args.no_progress, include_dashboard=args.dashboard,
+                      max_concurrent_dialogues=args.max_concurrent_dialogues, rate_limit=limit,
+                      budget_usd=args.budget_usd)
     except StudyError as exc:
         raise _input_error(str(exc)) from None
     print(f"study {config.name}: {s.executed} units run ({s.failed} failed), {s.skipped} already done, "
           f"{s.infra_failures} batches lost to infrastructure, {s.seconds:.1f} s on {s.num_cpus:g} CPUs")
+    if s.mode == "fanout":
+        print(f"LLM: up to {s.peak_dialogues} dialogues in flight (limit {s.max_concurrent_dialogues}), "
+              f"cost ${s.cost_usd:.4f}" + ("; budget reached: --resume continues" if s.budget_stopped else ""))
     print(f"results: {Path(args.out) / 'units'}   report: askopt report {args.out}")
     return 1 if s.infra_failures else 0
 

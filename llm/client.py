@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import openai
 import pydantic
@@ -32,6 +32,8 @@ __all__ = [
     "LLMClient",
     "LLMConfig",
     "LLMError",
+    "Price",
+    "RateLimiter",
     "TokenUsage",
     "ToolCall",
     "ToolLoopError",
@@ -41,6 +43,7 @@ __all__ = [
     "add_llm_arguments",
     "config_from_args",
     "extract_json_object",
+    "price_for",
     "run_tool_loop",
     "tool_result_message",
 ]
@@ -71,6 +74,10 @@ class LLMConfig:
     backoff_base: float = 0.5
     backoff_max: float = 8.0
     json_mode: str = "json_object"
+    #: HTTP 429 has its own retry budget (a provider's rate limit is not an outage) and its Retry-After is
+    #: honoured up to `retry_after_max` seconds.
+    max_rate_limit_retries: int = 8
+    retry_after_max: float = 60.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
@@ -87,6 +94,11 @@ class LLMConfig:
         _require_number("temperature", self.temperature, minimum=0.0)
         _require_number("backoff_base", self.backoff_base, minimum=0.0)
         _require_number("backoff_max", self.backoff_max, minimum=0.0)
+        _require_number("retry_after_max", self.retry_after_max, minimum=0.0)
+        if (isinstance(self.max_rate_limit_retries, bool) or not isinstance(self.max_rate_limit_retries, int)
+                or self.max_rate_limit_retries < 0):
+            raise ValueError(f"LLMConfig.max_rate_limit_retries must be an integer >= 0, "
+                             f"got {self.max_rate_limit_retries!r}")
         if self.json_mode not in JSON_MODES:
             raise ValueError(f"LLMConfig.json_mode must be one of {JSON_MODES}, got {self.json_mode!r}")
 
@@ -220,17 +232,60 @@ class TokenUsage:
 
 @dataclass
 class UsageTotals:
-    """Running totals per client; `calls` counts successful completions, `retries` the extra attempts."""
+    """Running totals per client; `calls` counts successful completions, `retries` the extra attempts
+    (`rate_limited` of them answered 429). `model_seconds` is the wall time spent inside chat calls (requests,
+    retries and backoff: what a unit waits on the model); `limiter_seconds` the part of it spent waiting for
+    the client-side rate limiter before sending."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
     failed_calls: int = 0
     retries: int = 0
+    rate_limited: int = 0
+    model_seconds: float = 0.0
+    limiter_seconds: float = 0.0
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million prompt / completion tokens (a study's price table maps model -> Price)."""
+
+    prompt_per_million: float = 0.0
+    completion_per_million: float = 0.0
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.prompt_per_million + completion_tokens * self.completion_per_million) / 1e6
+
+
+def price_for(prices: Mapping[str, Any] | None, model: str) -> Price:
+    """The price of `model` in a table {model: {"prompt_per_million": .., "completion_per_million": ..}}; the
+    entry "*" is the default; unknown models cost 0 (and say so by being 0 in the report)."""
+    prices = prices or {}
+    entry = prices.get(model, prices.get("*"))
+    if entry is None:
+        return Price()
+    if isinstance(entry, Price):
+        return entry
+    try:
+        return Price(float(entry.get("prompt_per_million", 0.0)), float(entry.get("completion_per_million", 0.0)))
+    except (AttributeError, TypeError, ValueError):
+        raise ValueError(f"prices[{model!r}]: {entry!r} is not allowed; use "
+                         '{"prompt_per_million": USD, "completion_per_million": USD}') from None
+
+
+class RateLimiter(Protocol):
+    """Client-side rate limiting hook: `acquire` blocks until `tokens` more may be sent to the endpoint and
+    returns the seconds it waited (a local `llm.ratelimit.RateLimiter`, or the study's cluster-wide actor)."""
+
+    def acquire(self, tokens: int) -> float: ...
 
 
 @dataclass
@@ -365,10 +420,12 @@ class Transcript:
 class LLMClient:
     """Chat completions with bounded retries, usage totals, JSON repair and a transcript. Thread-safe."""
 
-    def __init__(self, config: LLMConfig, transcript: Transcript | None = None) -> None:
+    def __init__(self, config: LLMConfig, transcript: Transcript | None = None,
+                 limiter: RateLimiter | None = None) -> None:
         self.config = config
         self.transcript = transcript if transcript is not None else Transcript()
         self.usage = UsageTotals()
+        self.limiter = limiter
         self._lock = threading.Lock()
         self._resolved_model: str | None = None if config.model == AUTO_MODEL else config.model
         self._client = openai.OpenAI(
@@ -376,7 +433,19 @@ class LLMClient:
             api_key=config.api_key or "EMPTY",  # local servers accept any key; the SDK insists on one
             timeout=config.timeout,
             max_retries=0,  # retries are ours: one policy, visible in transcripts
+            # hundreds of dialogues may share one client (see `fork`): the SDK's default pool is 1000
         )
+
+    def fork(self, transcript: Transcript | None = None) -> LLMClient:
+        """A client with its own usage totals and transcript that shares this one's connection pool, limiter
+        and resolved model: one per study unit, so tokens and retries are accounted per unit."""
+        other = LLMClient.__new__(LLMClient)
+        other.config, other.limiter, other._client = self.config, self.limiter, self._client
+        other.transcript = transcript if transcript is not None else Transcript()
+        other.usage = UsageTotals()
+        other._lock = threading.Lock()
+        other._resolved_model = self._resolved_model
+        return other
 
     @classmethod
     def from_env(cls, transcript: Transcript | None = None, **overrides: Any) -> LLMClient:
@@ -396,13 +465,23 @@ class LLMClient:
         delay = min(self.config.backoff_max, self.config.backoff_base * 2 ** (attempt - 1))
         delay *= random.uniform(0.5, 1.0)  # jitter so parallel workers do not retry in lockstep
         if retry_after is not None:
-            delay = max(delay, min(retry_after, self.config.backoff_max))
+            delay = max(delay, min(retry_after, self.config.retry_after_max))
         return delay
 
-    def _with_retries(self, fn: Callable[[], Any], what: str) -> tuple[Any, int]:
-        """Run `fn`, retrying transient failures; returns (result, attempts) or raises LLMError."""
+    def _with_retries(self, fn: Callable[[], Any], what: str, tokens: int = 0) -> tuple[Any, int]:
+        """Run `fn`, retrying transient failures; returns (result, attempts) or raises LLMError.
+
+        5xx, timeouts and connection errors share `max_retries`; 429s have their own budget
+        (`max_rate_limit_retries`) and wait at least the server's Retry-After. With a limiter, every attempt
+        first waits for room for `tokens` (the request's estimated size)."""
         total = self.config.max_retries + 1
-        for attempt in range(1, total + 1):
+        attempt = limited = 0
+        while True:
+            attempt += 1
+            if self.limiter is not None and tokens:
+                waited = float(self.limiter.acquire(tokens) or 0.0)
+                with self._lock:
+                    self.usage.limiter_seconds += waited
             try:
                 return fn(), attempt
             except openai.APIStatusError as exc:
@@ -421,14 +500,24 @@ class LLMClient:
                 status, retryable, retry_after = None, False, None
                 detail = f"{type(exc).__name__}: {exc}"
             where = self.config.base_url or "api.openai.com"
-            if not retryable or attempt == total:
+            if status == 429:
+                limited += 1
+                exhausted = limited > self.config.max_rate_limit_retries
+            else:
+                exhausted = attempt - limited >= total
+            if not retryable or exhausted:
                 tail = f"after {attempt} attempt(s)" if retryable else "(not retried)"
                 raise LLMError(f"{what} to {where} failed {tail}: {detail}", status_code=status,
                                attempts=attempt, retryable=retryable)
             with self._lock:
                 self.usage.retries += 1
-            time.sleep(self._backoff(attempt, retry_after))
-        raise AssertionError("unreachable")
+                self.usage.rate_limited += status == 429
+            time.sleep(self._backoff(attempt - limited if status != 429 else limited, retry_after))
+
+    @property
+    def model_name(self) -> str:
+        """The model name as known so far, without asking the server (`auto` until resolved)."""
+        return self._resolved_model or self.config.model
 
     @property
     def model(self) -> str:
@@ -470,23 +559,26 @@ class LLMClient:
         start = time.perf_counter()
         model = self.config.model
         attempts = 0
+        estimate = _estimate_tokens(request_messages, params)
         try:
             model = self.model
             completion, attempts = self._with_retries(
                 lambda: self._client.chat.completions.create(model=model, messages=request_messages, **params),
-                "chat completion",
+                "chat completion", tokens=estimate,
             )
             reply = _parse_completion(completion, model, time.perf_counter() - start)
         except LLMError as exc:
             attempts = exc.attempts or attempts or 1
             with self._lock:
                 self.usage.failed_calls += 1
+                self.usage.model_seconds += time.perf_counter() - start
             self.transcript.append(TranscriptEntry(
                 kind=kind, model=model, request_messages=request_messages, latency_s=time.perf_counter() - start,
                 attempts=attempts, error=str(exc), tools=tool_names))
             raise
         with self._lock:
             self.usage.calls += 1
+            self.usage.model_seconds += time.perf_counter() - start
             self.usage.prompt_tokens += reply.usage.prompt_tokens
             self.usage.completion_tokens += reply.usage.completion_tokens
         self.transcript.append(TranscriptEntry(
@@ -552,11 +644,27 @@ def _error_message(exc: openai.APIStatusError) -> str:
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
+    """Seconds the server asked us to wait: `retry-after-ms` (exact) or `Retry-After` (seconds)."""
     try:
-        value = exc.response.headers.get("retry-after")
+        headers = exc.response.headers
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return float(ms) / 1000.0
+        value = headers.get("retry-after")
         return float(value) if value is not None else None
     except (AttributeError, ValueError):
         return None
+
+
+#: Completion tokens assumed for rate limiting when a request sets no `max_tokens`.
+EXPECTED_COMPLETION_TOKENS = 256
+
+
+def _estimate_tokens(messages: list[dict[str, Any]], params: dict[str, Any]) -> int:
+    """A request's size for the rate limiter before the server counts it: ~4 characters per prompt token
+    plus `max_tokens` (or a typical reply)."""
+    chars = sum(len(json.dumps(m.get("content") or "", ensure_ascii=False)) for m in messages)
+    return chars // 4 + int(params.get("max_tokens") or EXPECTED_COMPLETION_TOKENS)
 
 
 def _parse_completion(completion: Any, model: str, latency: float) -> ChatReply:

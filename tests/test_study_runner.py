@@ -4,8 +4,6 @@ worker deaths are retried, seeds make a unit reproducible outside Ray; the CLI a
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,8 +13,13 @@ from agents.generator import generate_instance
 from evaluation.runner import StudyError, StudyMetrics, load_results, run_study
 from evaluation.scoring import score_outcomes
 from evaluation.study import StudyConfig, plan_study
-from evaluation.study_units import run_unit
+from evaluation.study_units import USAGE_COLUMNS, run_unit
 from experiments import cli
+
+try:
+    from tests.fault_injection import FaultyRunner
+except ImportError:  # pytest's default rootdir-less import mode puts tests/ itself on sys.path
+    from fault_injection import FaultyRunner
 
 
 @pytest.fixture(scope="module")
@@ -34,10 +37,11 @@ def tiny(name: str, **kw) -> StudyConfig:
 @pytest.fixture(scope="module")
 def tiny_run(local_ray, tmp_path_factory):
     out = tmp_path_factory.mktemp("study") / "tiny"
-    marker = Path(tempfile.gettempdir()) / "askopt-crash-tiny-0-i0002-C-t0"
-    marker.unlink(missing_ok=True)
-    cfg = tiny("tiny", fail_units=("i0001-B-t0",), crash_once=("i0002-C-t0",))
-    summary = run_study(cfg, out, progress=False)
+    markers = tmp_path_factory.mktemp("markers")
+    cfg = tiny("tiny")
+    faults = FaultyRunner(fail_units=("i0001-B-t0",), crash_once=("i0002-C-t0",), marker_dir=markers)
+    summary = run_study(cfg, out, progress=False, runner=faults)
+    assert (markers / "crashed-tiny-i0002-C-t0").exists()  # the worker really died once
     return cfg, out, summary
 
 
@@ -53,6 +57,9 @@ def test_tiny_study_writes_one_row_per_unit(tiny_run):
     # C and B are the textbook stand-in, scored on the truth with the instance's common random numbers
     assert set(ok.loc[ok["treatment"] != "A", "consultant"]) == {"textbook consultant (offline stand-in for the LLM)"}
     assert df.groupby("instance_id")["score_seed"].nunique().eq(1).all()
+    # offline units make no model calls: the accounting columns exist and are zero
+    assert set(USAGE_COLUMNS) <= set(df.columns) and (df[list(USAGE_COLUMNS)] == 0).all().all()
+    assert s.mode == "tasks" and s.cost_usd == 0
 
 
 def test_failing_unit_is_a_row_and_the_sweep_goes_on(tiny_run):
@@ -63,7 +70,7 @@ def test_failing_unit_is_a_row_and_the_sweep_goes_on(tiny_run):
     assert df.loc["i0001-C-t0", "status"] == "ok"
     # the worker that died on i0002-C-t0 was retried by Ray: the unit is an ordinary ok row, not a failure
     assert df.loc["i0002-C-t0", "status"] == "ok"
-    assert s.failed == int((df["status"] == "failed").sum())
+    assert s.failed == int((df["status"] == "failed").sum()) == 1
 
 
 def test_resume_redoes_nothing_finished(tiny_run):
@@ -75,8 +82,7 @@ def test_resume_redoes_nothing_finished(tiny_run):
     with pytest.raises(StudyError, match="--resume"):
         run_study(cfg, out, progress=False)
     with pytest.raises(StudyError, match="replications"):
-        run_study(tiny("tiny", fail_units=("i0001-B-t0",)).__class__(**{**cfg.__dict__, "replications": 50}), out,
-                  resume=True, progress=False)
+        run_study(StudyConfig(**{**cfg.__dict__, "replications": 50}), out, resume=True, progress=False)
 
 
 def test_killed_run_resumes_only_the_missing_units(local_ray, tmp_path):
