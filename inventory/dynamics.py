@@ -1,19 +1,29 @@
 """The periodic-review dynamics: the one implementation of the rules.
 
-State at the start of period t: on-hand I and pipeline (x1..xL), x1 arriving this period.
+State at the start of period t: on-hand I_t and pipeline (x_1..x_L), x_1 arriving this period.
 Each period:
-  1. the order q is chosen from the state, then capped: q <= max_order and the inventory position after
-     ordering, I + x1 + ... + xL + q, never above max_inventory;
-  2. the oldest order x1 arrives (with L = 0 the new order itself arrives), so A = I + x1 units are available;
-  3. demand D is served; the period costs  H*1{q>0} + h*(A - D)^+ + b*(D - A)^+;
-  4. the next on-hand is
-        lost sale, non-perishable : (A - D)^+
-        backlog,  non-perishable  :  A - D              (negative = customers waiting, charged b every period)
-        lost sale, perishable     :  0                  (unsold units spoil at the end of the day)
-        backlog,  perishable      :  min(A - D, 0)      (leftovers spoil, the backlog stays)
-     and the pipeline shifts: (x2..xL, q).
-Every function is elementwise numpy so Monte Carlo, the exact DP and the RL environment share it whatever the
-array shape; pipeline bookkeeping (shift vs ring buffer) is the caller's, the rules are here.
+  1. the order q_t is chosen from the state, then capped (`room`):
+        q_t <= q_max   and   I_t + x_1 + ... + x_L + q_t <= I_max            (max_order, max_inventory);
+  2. arrival (`arrival`): the oldest order x_1 arrives (with L = 0 the new order itself arrives), so
+        A_t = I_t + x_1   units are available;
+  3. demand D_t is served (`settle`): held H_t = (A_t - D_t)^+, short B_t = (D_t - A_t)^+, and the period costs
+        c_t = K 1{q_t > 0} + h H_t + b B_t                                       (`cost`);
+  4. the next on-hand is (`settle`)
+        lost sale, non-perishable : (A_t - D_t)^+
+        backlog,  non-perishable  :  A_t - D_t     (negative = customers waiting, charged b every period)
+        lost sale, perishable     :  0             (unsold units spoil at the end of the day)
+        backlog,  perishable      :  min(A_t - D_t, 0)   (leftovers spoil, the backlog stays)
+     and the pipeline shifts: (x_2..x_L, q_t)   (`transition`).
+This is the standard single-item periodic-review model (Zipkin 2000, "Foundations of Inventory Management",
+ch. 6-9; lost sales as in Zipkin 2008, Oper. Res. 56(5); Bijvank & Vis 2011, EJOR 215 for the variants).
+
+Two layers, one set of formulas:
+  * the *rules* (`room`, `clamp` / `capped`, `arrival`, `settle`, `cost`) are written with arithmetic and `np.minimum` /
+    `np.maximum` / `np.rint` only, so the very same function bodies run elementwise on numpy arrays of states
+    (Monte Carlo reference, exact DP, RL environments), are compiled by numba for the scalar kernel
+    (`inventory.kernel`), and run on torch tensors with `np` rebound (`inventory.kernel_torch`);
+  * the public helpers (`order_room`, `cap_order`, `period_cost`, `step`, ...) wrap them for callers.
+Pipeline bookkeeping (shift vs ring buffer) is the caller's; the rules are here and nowhere else.
 """
 
 from __future__ import annotations
@@ -24,6 +34,65 @@ import numpy as np
 
 from inventory.problem import Problem
 
+# ---------------------------------------------------------------------------------------------------
+# The rules (numba-compilable bodies: arithmetic and np.minimum / np.maximum / np.rint only)
+# ---------------------------------------------------------------------------------------------------
+
+
+def room(position, max_order, max_inventory):
+    """The order cap: the largest order allowed, min(q_max, (I_max - position)^+)."""
+    return np.minimum(np.maximum(max_inventory - position, 0), max_order)
+
+
+def clamp(order, allowed):
+    """A whole-unit order placed within the cap: 0 <= q <= allowed."""
+    return np.minimum(np.maximum(order, 0), allowed)
+
+
+def whole_units(raw):
+    """A raw (possibly fractional) order rounded to whole units, halves to even."""
+    return np.rint(raw)
+
+
+def capped(raw, allowed):
+    """The order actually placed from a raw (possibly fractional or negative) order: `whole_units`, then `clamp`."""
+    return clamp(whole_units(raw), allowed)
+
+
+def arrival(order, oldest_in_pipeline, lead_time):
+    """Units arriving this period: the order itself when L = 0, else the oldest pipeline entry x_1."""
+    return order if lead_time == 0 else oldest_in_pipeline
+
+
+def settle(available, demand, lost_sales, perishable):
+    """Serve demand D from the available A.
+
+    Returns (next_on_hand, held, short, sold): held = (A - D)^+ (charged h), short = (D - A)^+ (charged b:
+    lost units, or the whole waiting backlog), sold = demand met from stock now. Unmet demand is dropped
+    (lost sale) or carried as negative stock (backlog); perishable stock keeps only its negative part.
+    """
+    net = available - demand
+    held = np.maximum(net, 0)
+    short = held - net
+    sold = demand - np.minimum(short, demand)
+    kept = held if lost_sales else net
+    next_on_hand = np.minimum(kept, 0) if perishable else kept
+    return next_on_hand, held, short, sold
+
+
+def cost(setups, held, short, setup_cost, holding_cost, penalty_cost):
+    """The cost formula K * setups + h * held + b * short.
+
+    Linear in (setups, held, short), so it prices one period (setups = 1{q > 0}) and whole-horizon totals
+    (sums of each) alike: Monte Carlo sums the three counts and prices them once.
+    """
+    return setup_cost * setups + holding_cost * held + penalty_cost * short
+
+
+# ---------------------------------------------------------------------------------------------------
+# Public helpers on numpy arrays
+# ---------------------------------------------------------------------------------------------------
+
 
 def inventory_position(on_hand, pipeline) -> np.ndarray:
     """I + x1 + ... + xL; `pipeline` has the lead-time axis last."""
@@ -33,38 +102,43 @@ def inventory_position(on_hand, pipeline) -> np.ndarray:
 
 def order_room(position, max_order: int, max_inventory: int) -> np.ndarray:
     """The largest order the caps allow: <= max_order, and position after ordering <= capacity."""
-    return np.clip(max_inventory - np.asarray(position), 0, max_order)
+    return room(np.asarray(position), max_order, max_inventory)
 
 
 def cap_order(raw, position, max_order: int, max_inventory: int) -> np.ndarray:
     """The order actually placed: a non-negative integer within `order_room`."""
-    room = order_room(position, max_order, max_inventory)
-    return np.clip(np.rint(np.asarray(raw, dtype=float)).astype(np.int64), 0, room)
-
-
-def settle(available, demand, lost_sales: bool, perishable: bool):
-    """Serve demand from what is available.
-
-    Returns (next_on_hand, held, short, sold): held = units left after demand (charged h), short = units
-    short after demand (charged b: lost units, or the whole waiting backlog), sold = demand met from stock now.
-    """
-    net = np.asarray(available) - np.asarray(demand)
-    held = np.maximum(net, 0)
-    short = np.maximum(-net, 0)
-    sold = np.asarray(demand) - np.minimum(short, demand)
-    if lost_sales:
-        next_on_hand = np.zeros_like(held) if perishable else held
-    else:
-        next_on_hand = np.minimum(net, 0) if perishable else net
-    return next_on_hand, held, short, sold
+    allowed = order_room(position, max_order, max_inventory)
+    return capped(np.asarray(raw, dtype=float), allowed).astype(np.int64)
 
 
 def period_cost(order, held, short, problem: Problem) -> np.ndarray:
-    return (
-        problem.setup_cost * (np.asarray(order) > 0)
-        + problem.holding_cost * np.asarray(held)
-        + problem.penalty_cost * np.asarray(short)
-    )
+    """c = K 1{q > 0} + h held + b short for one period."""
+    return cost_of(np.asarray(order) > 0, np.asarray(held), np.asarray(short), problem)
+
+
+def cost_of(setups, held, short, problem: Problem):
+    """`cost` with the problem's K, h, b (setups may be indicators or counts)."""
+    return cost(setups, held, short, problem.setup_cost, problem.holding_cost, problem.penalty_cost)
+
+
+def transition(on_hand, pipeline, order, demand, problem: Problem):
+    """Arrival, settlement and pipeline shift for an already capped `order` (shapes broadcast; pipeline (..., L)).
+
+    Returns (next_on_hand, next_pipeline, held, short, sold).
+    """
+    L = problem.lead_time
+    head = pipeline[..., 0] if L else None
+    available = on_hand + arrival(order, head, L)
+    nxt, held, short, sold = settle(available, demand, problem.lost_sales, problem.perishable)
+    new_pipeline = pipeline if L == 0 else np.concatenate([pipeline[..., 1:], order[..., None]], axis=-1)
+    return nxt, new_pipeline, held, short, sold
+
+
+def expected_period_cost(problem: Problem, available, pmf: np.ndarray) -> np.ndarray:
+    """E[h H + b B | A = available] under the demand pmf on 0..len(pmf)-1 (no setup): the DP's one-period cost."""
+    d = np.arange(pmf.size)
+    _, held, short, _ = settle(np.asarray(available)[..., None], d, problem.lost_sales, problem.perishable)
+    return cost_of(0, held, short, problem) @ pmf
 
 
 @dataclass(frozen=True)
@@ -83,14 +157,10 @@ def step(problem: Problem, on_hand, pipeline, raw_order, demand) -> Step:
     on_hand = np.asarray(on_hand, dtype=np.int64)
     pipeline = np.asarray(pipeline, dtype=np.int64).reshape(on_hand.shape + (problem.lead_time,))
     q = cap_order(raw_order, inventory_position(on_hand, pipeline), problem.max_order, problem.max_inventory)
-    q = np.broadcast_to(q, on_hand.shape)
-    if problem.lead_time == 0:
-        arrival = q
-        new_pipeline = pipeline
-    else:
-        arrival = pipeline[..., 0]
-        new_pipeline = np.concatenate([pipeline[..., 1:], q[..., None]], axis=-1)
-    nxt, held, short, sold = settle(on_hand + arrival, demand, problem.lost_sales, problem.perishable)
+    q = np.broadcast_to(q, np.broadcast_shapes(q.shape, on_hand.shape))
+    on_b = np.broadcast_to(on_hand, q.shape)
+    pipe_b = np.broadcast_to(pipeline, q.shape + (problem.lead_time,))
+    nxt, new_pipeline, held, short, sold = transition(on_b, pipe_b, q, np.asarray(demand), problem)
     return Step(nxt, new_pipeline, q, period_cost(q, held, short, problem), held, short, sold)
 
 

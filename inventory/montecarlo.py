@@ -1,9 +1,21 @@
 """Monte Carlo evaluation, vectorised over policies x replications, with common random numbers.
 
-All policies see the same demand matrix (R x T), so differences between them are not blurred by sampling
-noise. The pipeline is a ring buffer (slot t mod L receives the order placed at t and is read again at t+L),
-so a period costs O(1) array operations whatever the lead time; the rules themselves come from
-`inventory.dynamics`.
+All policies see the same demand paths, so differences between them are not blurred by sampling noise
+(common random numbers; Law 2015, "Simulation Modeling and Analysis", ch. 11). For policy pi with P
+parameter rows and R replications of T periods, replication r of row p totals
+
+    C_pr = sum_{t >= warmup} K 1{q_t > 0} + h H_t + b B_t      (the rules and the formula: inventory.dynamics)
+
+and `summarise` reports the mean, standard deviation and standard error of C_pr over r.
+
+Backends (`simulate(..., backend=)`), all giving identical totals on the same demand:
+  * "numba" (default): the compiled kernel `inventory.kernel`, periods outer, replications inner, state in
+    place, optionally `threads` > 1 over replications;
+  * "numpy": `simulate_reference`, the readable reference: one vectorised period at a time over (P, R);
+  * "torch": `inventory.kernel_torch`, the same period loop on torch tensors (CUDA when present) for very
+    large replication counts; `kernel_torch.choose_backend` picks.
+Demand comes from `inventory.sampling` (inverse-CDF tables, period-major storage, stream version
+`RANDOM_STREAM_VERSION`, recorded in every `Evaluation`).
 """
 
 from __future__ import annotations
@@ -14,15 +26,50 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from inventory.dynamics import settle
+from inventory import dynamics
 from inventory.policies import Policy
 from inventory.problem import Problem
+from inventory.sampling import RANDOM_STREAM_VERSION, demand_paths
+
+BACKENDS = ("numba", "numpy", "torch")
+TORCH_MIN_WORK = 10_000_000  # policy rows x replications x periods above which a GPU beats the CPU kernel
+
+
+def gpu_present() -> bool:
+    """A CUDA device is visible, checked without importing torch unless the device nodes exist."""
+    import os
+    import sys
+
+    if "torch" not in sys.modules and not os.path.exists("/dev/nvidiactl"):
+        return False
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        return False
+
+
+def choose_backend(requested: str | None = None, work: int = 0) -> str:
+    """The Monte Carlo backend: `requested` when given, else torch on a GPU for very large runs, else numba.
+
+    `work` = policy rows x replications x periods of the run; torch (CUDA) is chosen automatically only when
+    a GPU is present and work >= TORCH_MIN_WORK (below that the CPU kernel finishes before a GPU launch pays).
+    """
+    if requested is not None:
+        if requested not in BACKENDS:
+            raise ValueError(f"backend: {requested!r} is not allowed; allowed: {', '.join(BACKENDS)}")
+        return requested
+    return "torch" if work >= TORCH_MIN_WORK and gpu_present() else "numba"
 
 
 def demand_matrix(problem: Problem, replications: int, periods: int | None = None, seed: int = 0) -> np.ndarray:
-    """Common random numbers: the (R, T) demand every policy is evaluated on."""
-    rng = np.random.default_rng(seed)
-    return problem.demand.sample(rng, (replications, periods or problem.horizon))
+    """Common random numbers: the (R, T) demand every policy is evaluated on.
+
+    A transposed view of period-major storage (T, R): `demands[:, t]` is contiguous and `demands.T` is the
+    kernels' layout without a copy. Replication r's path does not depend on R (see `inventory.sampling`).
+    """
+    return demand_paths(problem.demand, replications, periods or problem.horizon, seed).T
 
 
 @dataclass
@@ -45,65 +92,93 @@ def simulate(
     demands: np.ndarray,
     warmup: int = 0,
     detailed: bool = True,
+    backend: str | None = None,
+    threads: int = 1,
 ) -> SimResult:
-    """Run `policy` (P parameter sets) on every row of `demands` (R, T); the first `warmup` periods are not counted."""
+    """Run `policy` (P parameter sets) on every row of `demands` (R, T); the first `warmup` periods are not counted.
+
+    `backend` numba (compiled kernel), numpy (reference) or torch (see module docstring); None lets
+    `choose_backend` pick (numba unless a GPU is present and the run is very large). The totals are identical.
+    `threads` > 1 parallelises the numba kernel over replications.
+    """
+    backend = choose_backend(backend, policy.size * int(np.size(demands)))
+    if backend == "numpy":
+        return simulate_reference(problem, policy, demands, warmup, detailed)
+    D = np.ascontiguousarray(np.asarray(demands).T)  # (T, R): free for demand_matrix output
+    if backend == "torch":
+        from inventory.kernel_torch import simulate_torch
+
+        sums = simulate_torch(problem, policy, D, warmup)
+    else:
+        sums = _simulate_numba(problem, policy, D, warmup, threads)
+    return _result(problem, demands, warmup, detailed, *sums)
+
+
+def _simulate_numba(problem: Problem, policy: Policy, D: np.ndarray, warmup: int, threads: int):
+    from inventory import kernel
+
+    form = policy.kernel_form()
+    if form is not None:
+        tot = kernel.run_rule(problem, D, *form, warmup=warmup, threads=threads)
+        return tot.sums()
+    stepper = kernel.Stepper(problem, D, policy.size, warmup)
+    L = problem.lead_time
+    for t in range(D.shape[0]):
+        if policy.needs_state:
+            raw = policy.order_from_state(stepper.tot.on, stepper.tot.pipeline(t, L), t)
+        else:
+            raw = policy.order_from_position(stepper.position(), t)
+        stepper.advance(t, raw)
+    return stepper.tot.sums()
+
+
+def simulate_reference(
+    problem: Problem, policy: Policy, demands: np.ndarray, warmup: int = 0, detailed: bool = True
+) -> SimResult:
+    """The numpy reference: one period at a time, vectorised over (P, R), a ring buffer for the pipeline.
+
+    Slot t mod L of the ring receives the order placed at t and is read again at t + L, so a period costs
+    O(1) array operations whatever the lead time. Every rule is a `dynamics` call.
+    """
     R, T = demands.shape
     P = policy.size
     L = problem.lead_time
-    Imax, qmax = problem.max_inventory, problem.max_order
-    lost, perish = problem.lost_sales, problem.perishable
-    dt = np.int32
-
-    on_hand = np.full((P, R), problem.initial_inventory, dtype=dt)
-    ring = np.zeros((max(L, 1), P, R), dtype=dt)
-    in_transit = np.zeros((P, R), dtype=dt)
-    held_sum = np.zeros((P, R), dtype=np.int64)
-    short_sum = np.zeros((P, R), dtype=np.int64)
-    order_cnt = np.zeros((P, R), dtype=np.int32)
-    sold_sum = np.zeros((P, R), dtype=np.int64) if detailed else None
-    out_cnt = np.zeros((P, R), dtype=np.int32) if detailed else None
-    room = np.empty((P, R), dtype=dt)
-
+    D = np.ascontiguousarray(np.asarray(demands).T)  # period-major: row t is contiguous
+    on_hand = np.full((P, R), problem.initial_inventory, dtype=np.int64)
+    ring = np.zeros((max(L, 1), P, R), dtype=np.int64)
+    in_transit = np.zeros((P, R), dtype=np.int64)
+    sums = [np.zeros((P, R), dtype=np.int64) for _ in range(5)]  # held, short, setups, sold, stock-outs
     for t in range(T):
-        d = demands[:, t]  # (R,), broadcast over policies
         position = on_hand + in_transit
         if policy.needs_state:
-            order = np.asarray(policy.order_from_state(on_hand, _ordered_pipeline(ring, t, L), t))
+            raw = np.asarray(policy.order_from_state(on_hand, _ordered_pipeline(ring, t, L), t))
         else:
-            order = policy.order_from_position(position, t)
-        # caps: order <= max_order and position after ordering <= capacity (same rule as dynamics.cap_order)
-        np.subtract(Imax, position, out=room)
-        np.clip(room, 0, qmax, out=room)
-        q = np.clip(np.rint(order) if order.dtype.kind == "f" else order, 0, room).astype(dt)
-        if L == 0:
-            available = on_hand + q
-        else:
-            slot = t % L
-            arriving = ring[slot]
-            available = on_hand + arriving
-            in_transit += q - arriving
+            raw = np.asarray(policy.order_from_position(position, t))
+        allowed = dynamics.order_room(position, problem.max_order, problem.max_inventory)
+        q = np.broadcast_to(dynamics.capped(raw.astype(np.float64), allowed), (P, R)).astype(np.int64)
+        slot = t % L if L else 0
+        head = ring[slot]
+        available = on_hand + dynamics.arrival(q, head, L)
+        if L:
+            in_transit += q - head
             ring[slot] = q
-        on_hand, held, short, sold = settle(available, d, lost, perish)
-        on_hand = on_hand.astype(dt, copy=False)
+        on_hand, held, short, sold = dynamics.settle(available, D[t], problem.lost_sales, problem.perishable)
         if t >= warmup:
-            held_sum += held
-            short_sum += short
-            order_cnt += q > 0
-            if detailed:
-                sold_sum += sold
-                out_cnt += short > 0
-    cost = (
-        problem.holding_cost * held_sum + problem.penalty_cost * short_sum + problem.setup_cost * order_cnt
-    )
+            for acc, x in zip(sums, (held, short, q > 0, sold, short > 0), strict=True):
+                acc += x
+    return _result(problem, demands, warmup, detailed, *sums)
+
+
+def _result(problem, demands, warmup, detailed, held, short, setups, sold, outs) -> SimResult:
     return SimResult(
-        cost=cost,
-        held=held_sum,
-        short=short_sum,
-        orders=order_cnt,
-        sold=sold_sum,
-        stockout_periods=out_cnt,
-        demand=demands[:, warmup:].sum(axis=1),
-        periods=T - warmup,
+        cost=dynamics.cost_of(setups, held, short, problem),
+        held=held,
+        short=short,
+        orders=setups,
+        sold=sold if detailed else None,
+        stockout_periods=outs if detailed else None,
+        demand=np.asarray(demands)[:, warmup:].sum(axis=1),
+        periods=demands.shape[1] - warmup,
     )
 
 
@@ -135,6 +210,7 @@ class Evaluation:
     avg_on_hand: float
     order_frequency: float
     replications: int
+    random_stream: int = RANDOM_STREAM_VERSION  # inventory.sampling stream the figures were drawn from
 
     def as_row(self) -> dict:
         row = {k: v for k, v in self.__dict__.items() if k != "params"}
@@ -182,8 +258,13 @@ def evaluate(
     replications: int = 1000,
     seed: int = 0,
     objective: str = "finite",
+    backend: str | None = None,
+    threads: int = 1,
 ) -> list[Evaluation]:
-    """Score policies on the same random numbers; `objective` finite (total over horizon) or average."""
+    """Score policies on the same random numbers; `objective` finite (total over horizon) or average.
+
+    `backend` / `threads` as in `simulate`; the figures do not depend on them.
+    """
     if objective not in ("finite", "average"):
         raise ValueError(f"objective: {objective!r} is not allowed; allowed: finite, average")
     if objective == "finite":
@@ -193,7 +274,7 @@ def evaluate(
     demands = demand_matrix(problem, replications, warmup + periods, seed)
     results = []
     for policy in policies:
-        sim = simulate(problem, policy, demands, warmup=warmup)
+        sim = simulate(problem, policy, demands, warmup=warmup, backend=backend, threads=threads)
         for i, stats in enumerate(summarise(problem, sim, per_period=objective == "average")):
             params = {k: _scalar(v, i) for k, v in policy.params().items()}
             results.append(Evaluation(name=policy.label(i), params=params, **stats))

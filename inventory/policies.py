@@ -21,6 +21,41 @@ class PolicySpecError(ValueError):
     pass
 
 
+# ---- the ordering rules, written once --------------------------------------------------------------------------
+# Arithmetic and np.maximum / np.ceil only, so the same bodies run on numpy arrays (the classes below), are
+# compiled by numba for the Monte Carlo kernel (`inventory.kernel`) and run on torch tensors
+# (`inventory.kernel_torch`). `position` is the inventory position y = I + x1 + ... + xL before ordering.
+
+
+def ss_rule(position, s, S):
+    """(s,S) (Scarf 1960): order S - y when y < s."""
+    return (position < s) * (S - position)
+
+
+def base_stock_rule(position, S, _unused=0):
+    """Order up to S: (S - y)^+."""
+    return np.maximum(S - position, 0)
+
+
+def sq_rule(position, s, Q):
+    """(s,Q): order the batch Q when y < s."""
+    return (position < s) * Q
+
+
+def rq_rule(position, R, Q):
+    """(R,Q) with multiples: the fewest batches of Q that bring y to R, ceil((R - y)^+ / Q) Q."""
+    return np.ceil(np.maximum(R - position, 0) / Q) * Q
+
+
+def const_rule(position, q, _unused=0):
+    """The same order every period."""
+    return q + 0 * position
+
+
+# kernel codes: index into this tuple (the kernels dispatch on it; keep the order)
+RULES = (ss_rule, base_stock_rule, sq_rule, rq_rule, const_rule)
+
+
 def _col(x) -> np.ndarray:
     """Parameters as a (P, 1) column so they broadcast over replications."""
     return np.atleast_1d(np.asarray(x)).reshape(-1, 1)
@@ -44,6 +79,17 @@ class Policy:
     def label(self, i: int = 0) -> str:
         return self.name
 
+    def kernel_form(self) -> tuple[int, np.ndarray, np.ndarray] | None:
+        """(rule code in RULES, first parameter (P,), second parameter (P,)) for the compiled kernels, or None
+        when the policy is not one of the stationary position rules (the kernels then ask it period by period)."""
+        return None
+
+
+def _pair(code: int, a, b) -> tuple[int, np.ndarray, np.ndarray]:
+    a, b = np.atleast_1d(np.asarray(a, dtype=np.float64)), np.atleast_1d(np.asarray(b, dtype=np.float64))
+    return code, np.ascontiguousarray(np.broadcast_to(a, np.broadcast_shapes(a.shape, b.shape))), \
+        np.ascontiguousarray(np.broadcast_to(b, np.broadcast_shapes(a.shape, b.shape)))
+
 
 @dataclass(frozen=True)
 class SSPolicy(Policy):
@@ -58,8 +104,10 @@ class SSPolicy(Policy):
         return np.atleast_1d(self.s).size
 
     def order_from_position(self, position, t):
-        s, S = _col(self.s), _col(self.S)
-        return np.where(position < s, S - position, 0)
+        return ss_rule(position, _col(self.s), _col(self.S))
+
+    def kernel_form(self):
+        return _pair(0, self.s, self.S)
 
     def params(self):
         return {"s": self.s, "S": self.S}
@@ -80,7 +128,10 @@ class BaseStockPolicy(Policy):
         return np.atleast_1d(self.S).size
 
     def order_from_position(self, position, t):
-        return np.maximum(_col(self.S) - position, 0)
+        return base_stock_rule(position, _col(self.S))
+
+    def kernel_form(self):
+        return _pair(1, self.S, 0)
 
     def params(self):
         return {"S": self.S}
@@ -102,7 +153,10 @@ class SQPolicy(Policy):
         return np.atleast_1d(self.s).size
 
     def order_from_position(self, position, t):
-        return np.where(position < _col(self.s), _col(self.Q), 0)
+        return sq_rule(position, _col(self.s), _col(self.Q))
+
+    def kernel_form(self):
+        return _pair(2, self.s, self.Q)
 
     def params(self):
         return {"s": self.s, "Q": self.Q}
@@ -124,9 +178,10 @@ class RQPolicy(Policy):
         return np.atleast_1d(self.R).size
 
     def order_from_position(self, position, t):
-        R, Q = _col(self.R), np.maximum(_col(self.Q), 1)
-        batches = np.ceil(np.maximum(R - position, 0) / Q)
-        return (batches * Q).astype(np.int64)
+        return rq_rule(position, _col(self.R), np.maximum(_col(self.Q), 1)).astype(np.int64)
+
+    def kernel_form(self):
+        return _pair(3, self.R, np.maximum(np.asarray(self.Q), 1))
 
     def params(self):
         return {"R": self.R, "Q": self.Q}
@@ -147,7 +202,10 @@ class ConstantPolicy(Policy):
         return np.atleast_1d(self.q).size
 
     def order_from_position(self, position, t):
-        return np.broadcast_to(_col(self.q), position.shape)
+        return np.broadcast_to(const_rule(position, _col(self.q)), position.shape)
+
+    def kernel_form(self):
+        return _pair(4, self.q, 0)
 
     def params(self):
         return {"q": self.q}
