@@ -1,4 +1,5 @@
-"""RLlib DQN through Ray Tune: two instances train in parallel, and the shipped artifacts act like RLlib."""
+"""RLlib (counterfactual Learner) through Ray Tune: two instances train in parallel via `rl.tune_per_instance`,
+the best checkpoints load, and the shipped artifacts act exactly like the RLlib module."""
 
 import numpy as np
 import pytest
@@ -8,45 +9,62 @@ from inventory.demand import Demand
 from inventory.problem import Problem
 from rl.artifacts import DQNRecommender
 from rl.features import encode
-from rl.rllib_train import RLlibSettings, load_module_from_checkpoint, tune_dqn
+from rl.rllib_train import RLlibSettings, load_module_from_checkpoint
 
 
 def _p(L: int) -> Problem:
-    # max_inventory large enough that the capacity mask never binds in the states compared below
     return Problem(horizon=20, demand=Demand.poisson(3), lost_sales=True, holding_cost=1.0, penalty_cost=9.0,
-                   setup_cost=0.0, lead_time=L, max_inventory=60, max_order=8)
+                   setup_cost=0.0, lead_time=L, max_inventory=30, max_order=8)
 
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory):
-    settings = RLlibSettings(total_steps=2_000, steps_per_iteration=1_000, learning_starts=500,
-                             eval_replications=100, patience=5, seed=3)
-    return tune_dqn({"L1": _p(1), "L2": _p(2)}, settings, storage_path=tmp_path_factory.mktemp("ray_results"))
+def trained(tmp_path_factory):
+    import rl
+
+    settings = RLlibSettings(total_steps=2_000, time_budget_s=None, steps_per_iteration=1_000, learning_starts=500,
+                             num_envs_per_env_runner=32, eval_replications=100, patience=5, seed=3)
+    out = tmp_path_factory.mktemp("artifacts")
+    res = rl.tune_per_instance({"L1": _p(1), "L2": _p(2)}, settings, out_dir=out,
+                               storage_path=tmp_path_factory.mktemp("ray_results"))
+    return res, out
 
 
-def test_two_instances_train_in_parallel(outcomes):
-    assert [o.name for o in outcomes] == ["L1", "L2"]
-    for o in outcomes:
-        assert o.error is None
-        assert o.checkpoint is not None and o.net is not None
-        assert o.steps >= 2_000  # stopped by the step budget
-        assert np.isfinite(o.greedy_cost) and o.greedy_cost > 0
-    (a0, a1), (b0, b1) = outcomes[0].window, outcomes[1].window
+def test_two_instances_train_in_parallel(trained):
+    res, out = trained
+    assert list(res) == ["L1", "L2"]
+    for name, t in res.items():
+        assert t.trainer == "tune-rllib-counterfactual"
+        assert t.info["checkpoint"] is not None
+        assert t.info["steps"] >= 2_000  # stopped by the step budget
+        assert np.isfinite(t.info["best_validation_cost"]) and t.info["best_validation_cost"] > 0
+        assert (out / name / "config.json").exists() and (out / name / "dqn_weights.pth").exists()
+    (a0, a1), (b0, b1) = res["L1"].info["window"], res["L2"].info["window"]
     assert a0 < b1 and b0 < a1, "the two trials did not overlap in time"
 
 
-def test_artifacts_act_like_rllib(outcomes, tmp_path):
-    o = outcomes[1]
-    o.trained().save(tmp_path)
-    rec = DQNRecommender.load(tmp_path)
-    module = load_module_from_checkpoint(o.checkpoint)
+def test_artifacts_act_like_rllib(trained):
+    res, out = trained
+    t = res["L2"]
+    rec = DQNRecommender.load(out / "L2")
+    module = load_module_from_checkpoint(t.info["checkpoint"])
     rng = np.random.default_rng(0)
-    for _ in range(30):
-        on, pipe, t = int(rng.integers(0, 20)), rng.integers(0, 9, size=2).tolist(), int(rng.integers(0, 20))
-        obs = torch.from_numpy(encode(o.norm, [on], [pipe], t))
+    for _ in range(40):  # includes states where the capacity mask binds (position up to 34 > 30)
+        on, pipe, tt = int(rng.integers(0, 19)), rng.integers(0, 9, size=2), int(rng.integers(0, 20))
+        if on + pipe.sum() > 30:
+            continue
+        obs = torch.from_numpy(encode(t.norm, [on], [pipe.tolist()], tt))
         rllib_action = int(module.forward_inference({"obs": obs})["actions"][0])
-        out = rec.recommend_order(on, t, pipe)
-        assert out["recommended_order"] == rllib_action
+        out_ = rec.recommend_order(on, tt, pipe.tolist())
+        assert out_["recommended_order"] == rllib_action
         with torch.no_grad():
             q_rllib = module.compute_q_values({"obs": obs})["qf_preds"][0]
-        assert out["q_value"] == pytest.approx(float(q_rllib.max()), rel=1e-5, abs=1e-6)
+        assert out_["q_value"] == pytest.approx(float(q_rllib[rllib_action]), rel=1e-5, abs=1e-6)
+
+
+def test_bad_input_names_the_field():
+    import rl
+
+    with pytest.raises(TypeError, match=r"problems\['x'\]"):
+        rl.tune_per_instance({"x": "not a problem"})
+    with pytest.raises(ValueError, match="algorithm"):
+        RLlibSettings(algorithm="ppo")
