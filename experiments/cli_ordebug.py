@@ -52,43 +52,73 @@ def register(subparsers) -> None:
 
     q = subparsers.add_parser("iis", help="irreducible infeasible subsystem of a model",
                               description="Print the IIS (rows and bounds in conflict) of an infeasible MPS/LP "
-                                          "model, verified irreducible by a deletion filter.")
+                                          "model, verified irreducible by a deletion filter. Exit codes: 0 "
+                                          "feasible or IIS verified irreducible; 2 bad input; 3 infeasible "
+                                          "subsystem not verified irreducible (time limit or undecided solves); "
+                                          "4 undecided.")
     q.add_argument("model", help="MPS or LP file")
-    q.add_argument("--time-limit", type=float, default=10.0, help="seconds (default 10)")
+    q.add_argument("--time-limit", type=float, default=10.0,
+                   help="seconds including reading the file (default 10); when reached, exit code 3 and the "
+                        "smallest subsystem verified infeasible so far (status time_limit, irreducible false)")
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(handler=cmd_iis)
 
 
+IIS_EXIT = {"feasible": 0, "infeasible": 0, "time_limit": 3, "unknown": 4}
+IIS_LISTED = 60  # text output lists at most this many members (--json has them all)
+
+
+def iis_exit_code(res) -> int:
+    """0: feasible, or an IIS verified irreducible. 3: an infeasible subsystem verified infeasible but not
+    irreducible (time limit reached, or a numerically undecided solve). 4: nothing could be decided."""
+    if res.status == "infeasible" and not res.irreducible:
+        return 3
+    return IIS_EXIT.get(res.status, 4)
+
+
 def cmd_iis(args: argparse.Namespace) -> int:
+    import time
+
     from ordebug.iis import compute_iis
     from ordebug.model import LinearModel
 
-    if args.time_limit <= 0:
-        raise _user_error(f"--time-limit must be > 0, got {args.time_limit}")
+    if not args.time_limit > 0 or math.isinf(args.time_limit):
+        raise _user_error(f"--time-limit must be a finite number of seconds > 0, got {args.time_limit}")
     if not os.path.isfile(args.model):
         raise _user_error(f"model file not found: {args.model}")
+    started = time.perf_counter()  # reading the file counts against --time-limit
     try:
         model = LinearModel.from_mps(args.model)
     except Exception as exc:  # noqa: BLE001 - any parse failure is one line, exit 2
         raise _user_error(f"cannot read model {args.model!r}: {exc}") from None
-    res = compute_iis(model, time_limit=args.time_limit)
+    res = compute_iis(model, time_limit=args.time_limit, started=started)
+    rc = iis_exit_code(res)
     if args.json:
         print(json.dumps(res.to_json()))
-        return 0
+        return rc
     if res.status == "feasible":
         print(f"{model.name}: model is feasible; no IIS")
-        return 0
-    if res.status != "infeasible":
+        return rc
+    if res.status == "time_limit":
+        what = (f"smallest subsystem verified infeasible so far: {len(res.rows)} rows and {len(res.col_bounds)} "
+                f"bounds, NOT irreducible" if res.verified_infeasible else "no infeasible subsystem verified")
+        print(f"{model.name}: time limit of {args.time_limit:g}s reached after {res.seconds:.2f}s; {what}")
+    elif res.status != "infeasible":
         print(f"{model.name}: status {res.status}; no IIS ({res.method})")
-        return 0
-    print(f"{model.name}: IIS with {len(res.rows)} rows and {len(res.col_bounds)} bounds, "
-          f"{'verified irreducible' if res.irreducible else 'NOT verified irreducible'}, "
-          f"{res.seconds:.2f}s via {res.method}{' (integrality involved)' if res.integrality else ''}")
-    for name, side in res.rows:
-        print(f"  row    {name:<24} {side}")
-    for name, side in res.col_bounds:
-        print(f"  bound  {name:<24} {side}")
-    return 0
+        return rc
+    else:
+        print(f"{model.name}: IIS with {len(res.rows)} rows and {len(res.col_bounds)} bounds, "
+              f"{'verified irreducible' if res.irreducible else 'NOT verified irreducible'}, "
+              f"{res.seconds:.2f}s via {res.method}{' (integrality involved)' if res.integrality else ''}")
+    listed = 0
+    for kind, items in (("row", res.rows), ("bound", res.col_bounds)):
+        for name, side in items:
+            if listed == IIS_LISTED:
+                print(f"  ... {res.size - IIS_LISTED} more (use --json for all)")
+                return rc
+            print(f"  {kind:<6} {name:<24} {side}")
+            listed += 1
+    return rc
 
 
 def _llm_config(agent: str):
@@ -131,6 +161,8 @@ def cmd_bench_ordebug(args: argparse.Namespace) -> int:
         raise _user_error(f"--limit must be >= 1; got {args.limit}")
     if args.seeds and not os.path.isdir(args.seeds):
         raise _user_error(f"--seeds must be a directory of MPS files; got {args.seeds!r}")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise _user_error(f"--out must be a directory (it holds episodes.parquet); {args.out!r} is a file")
     llm_config = _llm_config(args.agent)
     progress = not args.json and sys.stderr.isatty()
     instances = build_split(args.split, args.out, seeds=args.seeds, per_model=args.per_model, seed=args.seed,

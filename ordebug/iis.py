@@ -38,6 +38,9 @@ Member = tuple[str, int, str]  # (kind "row"|"col", index, side "lower"|"upper")
 
 IIS_STRATEGY = int(highspy.IisStrategy.kIisStrategyIrreducible)
 ORACLE_PRESOLVE = "on"
+# HiGHS' getIis does not honour iis_time_limit on large models (107 s for a 2.5 s limit on a 200k-row
+# chain with highspy 1.16): above this many rows it is not asked, the elastic candidate is used instead.
+HIGHS_IIS_MAX_ROWS = 20_000
 
 _UNDECIDED = (highspy.HighsModelStatus.kUnboundedOrInfeasible, highspy.HighsModelStatus.kUnknown,
               highspy.HighsModelStatus.kSolveError)
@@ -47,7 +50,9 @@ _UNDECIDED = (highspy.HighsModelStatus.kUnboundedOrInfeasible, highspy.HighsMode
 class IISResult:
     """An IIS (or the reason there is none) in a form that serialises to JSON."""
 
-    status: str  # infeasible | feasible | unknown
+    # feasible | infeasible (an IIS; `irreducible` says whether verified) | time_limit (the budget ran out:
+    # `rows`/`col_bounds` are the smallest subsystem verified infeasible so far, not irreducible) | unknown
+    status: str
     rows: list[list[str]] = field(default_factory=list)  # [[row name, side]]
     col_bounds: list[list[str]] = field(default_factory=list)  # [[column name, side]]
     irreducible: bool = False
@@ -57,10 +62,12 @@ class IISResult:
     solver: str = ""
     settings: dict = field(default_factory=dict)
     members: list[Member] = field(default_factory=list, repr=False)
+    verified_infeasible: bool = False  # the reported subsystem was itself shown infeasible by a solve
 
     def to_json(self) -> dict:
         return {"status": self.status, "rows": self.rows, "col_bounds": self.col_bounds,
-                "irreducible": self.irreducible, "seconds": round(self.seconds, 4), "method": self.method,
+                "irreducible": self.irreducible, "verified_infeasible": self.verified_infeasible,
+                "seconds": round(self.seconds, 4), "method": self.method,
                 "integrality": self.integrality, "solver": self.solver}
 
     @property
@@ -89,8 +96,8 @@ def _lp_from(csc: sp.csc_matrix, cl: np.ndarray, cu: np.ndarray, rl: np.ndarray,
 
 
 class _Deadline:
-    def __init__(self, seconds: float):
-        self.end = time.perf_counter() + seconds
+    def __init__(self, seconds: float, start: float | None = None):
+        self.end = (time.perf_counter() if start is None else start) + seconds
 
     def left(self) -> float:
         return self.end - time.perf_counter()
@@ -109,9 +116,24 @@ class SubsystemOracle:
         self.deadline = deadline
         self.calls = 0
         self.unknown = False
+        self.timed_out = False
+        self.best: list[Member] | None = None  # smallest member set shown infeasible so far
+
+    def note_infeasible(self, members: list[Member]) -> None:
+        if members and (self.best is None or len(members) < len(self.best)):
+            self.best = list(members)
 
     def infeasible(self, members: list[Member]) -> bool:
+        verdict = self._infeasible(members)
+        if verdict:
+            self.note_infeasible(members)
+        return verdict
+
+    def _infeasible(self, members: list[Member]) -> bool:
         """True if infeasible; an undecided solve (time limit) counts as feasible, so members are kept."""
+        if self.deadline.passed():
+            self.unknown = self.timed_out = True
+            return False
         m = self.model
         rows = sorted({i for k, i, _ in members if k == "row"})
         sub = m.A[rows] if rows else sp.csr_matrix((0, m.num_cols))
@@ -139,7 +161,7 @@ class SubsystemOracle:
         self.calls += 1
         left = self.deadline.left()
         if left <= 0:
-            self.unknown = True
+            self.unknown = self.timed_out = True
             return False
         csc = sub[:, cols].tocsc() if rows else sp.csc_matrix((0, len(cols)))
         h = new_highs(time_limit=max(left, 0.05))
@@ -168,6 +190,7 @@ class SubsystemOracle:
         if st not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kModelEmpty,
                       highspy.HighsModelStatus.kUnbounded):
             self.unknown = True
+            self.timed_out |= st == highspy.HighsModelStatus.kTimeLimit or self.deadline.passed()
         return False
 
 
@@ -205,6 +228,8 @@ def quickxplain(oracle: SubsystemOracle, members: list[Member]) -> list[Member]:
     """
 
     def qx(background: list[Member], delta: bool, cand: list[Member]) -> list[Member]:
+        if oracle.timed_out:  # the caller falls back to oracle.best; stop recursing
+            return list(cand)
         if delta and oracle.infeasible(background):
             return []
         if len(cand) == 1:
@@ -297,6 +322,7 @@ def warm_deletion_filter(oracle: SubsystemOracle, members: list[Member]) -> tupl
     k = 0
     while k < len(current):
         if oracle.deadline.passed():
+            oracle.timed_out = True
             return current, False
         kind, idx, side = current[k]
         pos = rpos[idx] if kind == "row" else cpos[idx]
@@ -313,7 +339,10 @@ def warm_deletion_filter(oracle: SubsystemOracle, members: list[Member]) -> tupl
             infeasible = st == highspy.HighsModelStatus.kInfeasible
         if infeasible and trial:
             current = trial
+            oracle.note_infeasible(current)
         else:
+            if st == highspy.HighsModelStatus.kTimeLimit:
+                oracle.timed_out = oracle.unknown = True
             set_side(kind, pos, side, old)
             k += 1
     return current, not oracle.unknown
@@ -349,40 +378,59 @@ def _sides(kind: str, idx: int, bound: int, lo: float, up: float) -> list[Member
 
 def elastic_candidate(model: LinearModel, time_limit: float, tol: float = 1e-9) -> list[Member] | None:
     """Support of the elastic LP's optimal duals (a Farkas certificate) as a candidate infeasible set."""
+    scored = elastic_certificate(model, time_limit, tol)
+    return None if scored is None else list(scored)
+
+
+def elastic_certificate(model: LinearModel, time_limit: float, tol: float = 1e-9) -> dict[Member, float] | None:
+    """Members in the support of the elastic LP's optimal duals, each with its dual's magnitude.
+
+    The duals y of ``min sum(p+n) s.t. L <= Ax + p - n <= U`` (column bounds hard) are a Farkas
+    certificate: y^T A x is bounded by the members' sides while y^T b says otherwise. A member's |y| is
+    how much of the contradiction it carries, which is what the diagnosis ranks by. Built directly as
+    a HighsLp without names: on a 200k-row model the named LinearModel cost more than the solve.
+    """
     m, n = model.num_rows, model.num_cols
     lo_f = model.row_lower > -INF
     up_f = model.row_upper < INF
     p_rows = np.nonzero(lo_f)[0]
     n_rows = np.nonzero(up_f)[0]
-    P = sp.csr_matrix((np.ones(len(p_rows)), (p_rows, np.arange(len(p_rows)))), shape=(m, len(p_rows)))
-    N = sp.csr_matrix((-np.ones(len(n_rows)), (n_rows, np.arange(len(n_rows)))), shape=(m, len(n_rows)))
     k = len(p_rows) + len(n_rows)
-    el = LinearModel(
-        name="elastic", row_names=list(model.row_names),
-        col_names=list(model.col_names) + [f"__e{t}" for t in range(k)],
-        A=sp.hstack([model.A, P, N], format="csr"), row_lower=model.row_lower, row_upper=model.row_upper,
-        col_lower=np.concatenate([model.col_lower, np.zeros(k)]),
-        col_upper=np.concatenate([model.col_upper, np.full(k, INF)]),
-        cost=np.concatenate([np.zeros(n), np.ones(k)]), integer=np.zeros(n + k, dtype=bool),
-    )
-    res = solve(el, time_limit=max(time_limit, 0.1), want_duals=True)
-    if not res.optimal or res.row_dual is None or res.objective is None or res.objective <= 0:
+    P = sp.csc_matrix((np.ones(len(p_rows)), (p_rows, np.arange(len(p_rows)))), shape=(m, len(p_rows)))
+    N = sp.csc_matrix((-np.ones(len(n_rows)), (n_rows, np.arange(len(n_rows)))), shape=(m, len(n_rows)))
+    E = sp.hstack([model.A.tocsc(), P, N], format="csc")
+    E.sort_indices()
+    lp = _lp_from(E, np.concatenate([model.col_lower, np.zeros(k)]), np.concatenate([model.col_upper, np.full(k, INF)]),
+                  model.row_lower, model.row_upper, cost=np.concatenate([np.zeros(n), np.ones(k)]))
+    t0 = time.perf_counter()
+    h = new_highs(time_limit=max(time_limit, 0.05))
+    h.passModel(lp)
+    h.run()
+    if h.getModelStatus() == highspy.HighsModelStatus.kUnboundedOrInfeasible:  # cannot be: retry unpresolved
+        h.setOptionValue("presolve", "off")
+        h.setOptionValue("time_limit", max(time_limit - (time.perf_counter() - t0), 0.05))
+        h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None
-    scale = max(1.0, float(np.abs(res.row_dual).max()))
-    members: list[Member] = []
-    for i in np.nonzero(np.abs(res.row_dual) > tol * scale)[0]:
-        side = "lower" if res.row_dual[i] > 0 else "upper"
+    sol = h.getSolution()
+    if not sol.dual_valid or h.getInfo().objective_function_value <= 0:
+        return None
+    row_dual = np.asarray(sol.row_dual, dtype=float)
+    cd = np.asarray(sol.col_dual, dtype=float)[:n]
+    scale = max(1.0, float(np.abs(row_dual).max()))
+    members: dict[Member, float] = {}
+    for i in np.nonzero(np.abs(row_dual) > tol * scale)[0]:
+        side = "lower" if row_dual[i] > 0 else "upper"
         if side == "lower" and not lo_f[i]:
             side = "upper"
         if side == "upper" and not up_f[i]:
             side = "lower"
-        members.append(("row", int(i), side))
-    cd = res.col_dual[:n]
+        members[("row", int(i), side)] = float(abs(row_dual[i]))
     for j in np.nonzero(np.abs(cd) > tol * scale)[0]:
         side = "lower" if cd[j] > 0 else "upper"
         bound = model.col_lower[j] if side == "lower" else model.col_upper[j]
         if abs(bound) < INF:
-            members.append(("col", int(j), side))
+            members[("col", int(j), side)] = float(abs(cd[j]))
     return members
 
 
@@ -406,18 +454,12 @@ def _widen(model: LinearModel, members: list[Member]) -> list[Member]:
 
 
 def _all_members(model: LinearModel) -> list[Member]:
+    """Every finite side of every row and column (vectorised: 400k members on a 200k-row model)."""
     out: list[Member] = []
-    for i in range(model.num_rows):
-        if model.row_lower[i] > -INF:
-            out.append(("row", i, "lower"))
-        if model.row_upper[i] < INF:
-            out.append(("row", i, "upper"))
-    for j in range(model.num_cols):
-        if model.col_lower[j] > -INF:
-            out.append(("col", j, "lower"))
-        if model.col_upper[j] < INF:
-            out.append(("col", j, "upper"))
-    return out
+    for kind, lo, up in (("row", model.row_lower, model.row_upper), ("col", model.col_lower, model.col_upper)):
+        out += [(kind, int(i), "lower") for i in np.nonzero(lo > -INF)[0]]
+        out += [(kind, int(i), "upper") for i in np.nonzero(up < INF)[0]]
+    return sorted(out)
 
 
 def _order_for_filter(model: LinearModel, members: list[Member]) -> list[Member]:
@@ -427,60 +469,99 @@ def _order_for_filter(model: LinearModel, members: list[Member]) -> list[Member]
 
 
 def _result(model: LinearModel, status: str, members: list[Member], irreducible: bool, t0: float,
-            method: str, integrality: bool = False) -> IISResult:
-    rows, cols = [], []
-    for kind, idx, side in sorted(members, key=lambda mm: (mm[0] != "row", mm[1], mm[2])):
-        if kind == "row":
-            rows.append([model.row_names[idx], side])
-        else:
-            cols.append([model.col_names[idx], side])
+            method: str, integrality: bool = False, verified_infeasible: bool | None = None) -> IISResult:
+    rn, cn = model.row_names, model.col_names
+    rows = [[rn[i], side] for i, side in sorted((i, side) for kind, i, side in members if kind == "row")]
+    cols = [[cn[j], side] for j, side in sorted((j, side) for kind, j, side in members if kind == "col")]
+    if verified_infeasible is None:
+        verified_infeasible = status == "infeasible" and bool(members)
     return IISResult(status=status, rows=rows, col_bounds=cols, irreducible=irreducible,
                      seconds=time.perf_counter() - t0, method=method, integrality=integrality,
-                     solver=solver_version(), settings={"iis_strategy": IIS_STRATEGY}, members=list(members))
+                     solver=solver_version(), settings={"iis_strategy": IIS_STRATEGY}, members=list(members),
+                     verified_infeasible=verified_infeasible)
 
 
-def compute_iis(model: LinearModel, time_limit: float = 10.0, use_scip: bool | None = None) -> IISResult:
-    """IIS of an infeasible model, verified irreducible by deletion when the time limit allows."""
-    t0 = time.perf_counter()
-    deadline = _Deadline(time_limit)
-    relax = solve(model, time_limit=time_limit, relax_integrality=True)
+def _timeout(model: LinearModel, oracle: SubsystemOracle | None, whole_infeasible: bool, t0: float,
+             method: str) -> IISResult:
+    """The budget ran out: the smallest subsystem shown infeasible so far (the whole model if nothing
+    smaller was), never an empty answer that reads like "no conflict"."""
+    best = oracle.best if oracle is not None else None
+    if best is None and whole_infeasible:
+        best = _all_members(model)
+    return _result(model, "time_limit", best or [], False, t0, f"{method}+time_limit",
+                   verified_infeasible=best is not None)
+
+
+def compute_iis(model: LinearModel, time_limit: float = 10.0, use_scip: bool | None = None,
+                started: float | None = None) -> IISResult:
+    """IIS of an infeasible model, verified irreducible by deletion when the time limit allows.
+
+    `started` (a ``time.perf_counter()`` value) lets a caller count work done before, such as reading
+    the file, against `time_limit`. When the limit is reached the status is ``time_limit`` and the
+    answer is the smallest subsystem verified infeasible so far (``irreducible: false``).
+    """
+    t0 = time.perf_counter() if started is None else started
+    # Keep back the time it takes to turn a whole-model answer into names (~1 s per 250k rows+columns).
+    reserve = min(0.2 * time_limit, 4e-6 * (model.num_rows + model.num_cols))
+    deadline = _Deadline(time_limit - reserve, t0)
+    relax = solve(model, time_limit=max(deadline.left(), 0.05), relax_integrality=True)
     if relax.status == "optimal" or relax.status == "unbounded":
         if not model.is_mip:
             return _result(model, "feasible", [], False, t0, "solve")
         full = solve(model, time_limit=max(deadline.left(), 0.1))
         if full.status in ("optimal", "unbounded"):
             return _result(model, "feasible", [], False, t0, "solve")
+        if full.status == "time_limit" or deadline.passed():
+            return _timeout(model, None, False, t0, "solve")
         if full.status != "infeasible":
             return _result(model, "unknown", [], False, t0, f"solve:{full.status}")
         return _integrality_iis(model, deadline, t0, use_scip)
+    if relax.status == "time_limit" or (relax.status not in ("infeasible", "unbounded_or_infeasible")
+                                        and deadline.passed()):
+        return _timeout(model, None, False, t0, "solve")
     if relax.status not in ("infeasible", "unbounded_or_infeasible"):
         return _result(model, "unknown", [], False, t0, f"solve:{relax.status}")
+    whole = relax.status == "infeasible"
 
     oracle = SubsystemOracle(model, use_integrality=False, deadline=deadline)
-    cand, how = _highs_candidate(model, time_limit=0.25 * time_limit)
+    cand = None
+    if model.num_rows <= HIGHS_IIS_MAX_ROWS:
+        cand, _ = _highs_candidate(model, time_limit=0.25 * max(deadline.left(), 0.0))
     if cand is not None and len(cand) <= 60:
         ok, _ = deletion_verify(oracle, cand)
         if ok:
             return _result(model, "infeasible", cand, True, t0, "highs")
+    if oracle.timed_out or deadline.passed():
+        return _timeout(model, oracle, whole, t0, "highs")
     # The elastic dual support is a near-minimal certificate: filter it directly. Widened or HiGHS sets
     # carry many redundant members, so bisection (QuickXplain) shrinks them first.
     near_minimal = False
     method = "highs+deletion"
     if cand is None or len(cand) > 60 or not oracle.infeasible(cand):
-        el = elastic_candidate(model, time_limit=max(deadline.left(), 0.1))
+        el = elastic_candidate(model, time_limit=max(deadline.left(), 0.05))
         method, near_minimal = "elastic+deletion", True
         if el is not None and not oracle.infeasible(el):
             el, near_minimal = _widen(model, el), False
         if el is None or not oracle.infeasible(el):
             if cand is not None and oracle.infeasible(cand):
                 el, method = cand, "highs+deletion"
+            elif oracle.timed_out or deadline.passed():
+                return _timeout(model, oracle, whole, t0, "elastic")
             else:
-                return _result(model, "infeasible", [], False, t0, "none")
+                return _result(model, "unknown", [], False, t0, "none")
         cand = el
     ordered = _order_for_filter(model, cand)
     reduced = ordered if near_minimal else quickxplain(oracle, ordered)
+    if oracle.timed_out:
+        return _timeout(model, oracle, whole, t0, method)
     reduced, ok = warm_deletion_filter(oracle, reduced)
-    return _result(model, "infeasible", reduced, ok, t0, method)
+    if ok:
+        return _result(model, "infeasible", reduced, True, t0, method)
+    if oracle.timed_out or deadline.passed():
+        return _timeout(model, oracle, whole, t0, method)
+    # Numerically undecided solves: report the smallest verified-infeasible set, not irreducible.
+    best = oracle.best or reduced
+    return _result(model, "infeasible", best, False, t0, method, verified_infeasible=oracle.best is not None)
 
 
 def _integrality_iis(model: LinearModel, deadline: _Deadline, t0: float, use_scip: bool | None) -> IISResult:
@@ -498,8 +579,17 @@ def _integrality_iis(model: LinearModel, deadline: _Deadline, t0: float, use_sci
     oracle = SubsystemOracle(model, use_integrality=True, deadline=deadline)
     members = _order_for_filter(model, _all_members(model))
     reduced = quickxplain(oracle, members)
-    reduced, ok = deletion_filter(oracle, reduced)
-    return _result(model, "infeasible", reduced, ok, t0, "mip-deletion", integrality=True)
+    if not oracle.timed_out:
+        reduced, ok = deletion_filter(oracle, reduced)
+        if ok:
+            return _result(model, "infeasible", reduced, True, t0, "mip-deletion", integrality=True)
+    if oracle.timed_out or deadline.passed():
+        res = _timeout(model, oracle, True, t0, "mip-deletion")
+    else:
+        res = _result(model, "infeasible", oracle.best or reduced, False, t0, "mip-deletion",
+                      verified_infeasible=oracle.best is not None)
+    res.integrality = True
+    return res
 
 
 def subsystem_infeasible(model: LinearModel, elements: set[str], use_integrality: bool = True,

@@ -62,6 +62,33 @@ class LinearModel:
         self.row_names = list(self.row_names)
         self.col_names = list(self.col_names)
         self._reindex()
+        self.check_numbers()
+
+    def check_numbers(self) -> None:
+        """Refuse NaN anywhere and infinite coefficients/costs, naming the first offending row/column.
+
+        Why here: HiGHS reads ``nan`` from an MPS file without complaint, and a NaN coefficient makes
+        every subsystem solve meaningless, so an IIS computed on it would be "verified" nonsense.
+        Infinite bounds and row sides are legal (they mean "no bound")."""
+        bad = np.nonzero(~np.isfinite(self.A.data))[0]
+        if bad.size:
+            k = int(bad[0])
+            i = int(np.searchsorted(self.A.indptr, k, side="right") - 1)
+            j = int(self.A.indices[k])
+            raise ValueError(f"coefficient of column {self.col_names[j]!r} in row {self.row_names[i]!r} is "
+                             f"{self.A.data[k]}; coefficients must be finite numbers")
+        for fld, names, what in (("cost", self.col_names, "objective coefficient of column"),
+                                 ("row_lower", self.row_names, "lower side of row"),
+                                 ("row_upper", self.row_names, "upper side of row"),
+                                 ("col_lower", self.col_names, "lower bound of column"),
+                                 ("col_upper", self.col_names, "upper bound of column")):
+            arr = getattr(self, fld)
+            bad = np.nonzero(~np.isfinite(arr) if fld == "cost" else np.isnan(arr))[0]
+            if bad.size:
+                raise ValueError(f"{what} {names[int(bad[0])]!r} is {arr[int(bad[0])]}; it must be "
+                                 f"{'a finite number' if fld == 'cost' else 'a number (inf allowed)'}")
+        if not np.isfinite(self.offset):
+            raise ValueError(f"objective offset is {self.offset}; it must be a finite number")
 
     def _reindex(self) -> None:
         self._row_idx = {name: i for i, name in enumerate(self.row_names)}

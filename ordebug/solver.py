@@ -75,6 +75,7 @@ def solve(model: LinearModel, time_limit: float = 30.0, relax_integrality: bool 
     if status == "unbounded_or_infeasible":
         # Presolve cannot always tell these apart; one solve without it settles the status.
         h.setOptionValue("presolve", "off")
+        h.setOptionValue("time_limit", max(time_limit - (time.perf_counter() - t0), 0.05))  # one budget in all
         h.run()
         status = _STATUS.get(h.getModelStatus(), "error")
     x = obj = rd = cd = None
