@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
                    ("wild IIS max seconds", wild["max_seconds"], 10.0, False)]
 
     insts = build_split("synthetic", args.out)
-    frames = [run_benchmark(insts, agent, args.out, progress=False) for agent in ("heuristic", "drop")]
-    frames.append(run_benchmark(insts, "heuristic", args.out, allow_iis=False, progress=False))
+    frames = [run_benchmark(insts, agent, args.out, progress=True) for agent in ("heuristic", "drop")]
+    frames.append(run_benchmark(insts, "heuristic", args.out, allow_iis=False, progress=True))
     import pandas as pd
 
     df = pd.concat(frames, ignore_index=True)
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"\n{split} split skipped: {exc}")
             continue
-        parts = [run_benchmark(extra, agent, args.out, progress=False) for agent in ("heuristic", "drop")]
+        parts = [run_benchmark(extra, agent, args.out, progress=True) for agent in ("heuristic", "drop")]
         board_x = leaderboard(pd.concat(parts, ignore_index=True), by=["agent", "split"])
         measured[split] = board_x.to_dict(orient="records")
         print(f"\n{split} split leaderboard:")

@@ -6,7 +6,6 @@ import argparse
 import json
 import math
 import os
-import sys
 
 LEADERBOARD_KEYS = ["agent", "split", "RR@5", "RR@10", "RR@20", "DA", "OP", "TE", "FP", "rational", "n"]
 GROUPS = {"none": [], "operator": ["operator"], "size": ["size_tier"], "iis_size": ["iis_tier"], "iis": ["iis"]}
@@ -48,6 +47,8 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed for instance generation")
     p.add_argument("--no-ray", action="store_true", help="run in-process (debugging)")
     p.add_argument("--json", action="store_true", help="print leaderboard rows as JSON")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress lines on stderr (default: a bar on a terminal, else a line every 10 s)")
     p.set_defaults(handler=cmd_bench_ordebug)
 
     q = subparsers.add_parser("iis", help="irreducible infeasible subsystem of a model",
@@ -164,7 +165,7 @@ def cmd_bench_ordebug(args: argparse.Namespace) -> int:
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise _user_error(f"--out must be a directory (it holds episodes.parquet); {args.out!r} is a file")
     llm_config = _llm_config(args.agent)
-    progress = not args.json and sys.stderr.isatty()
+    progress = not args.quiet  # on stderr: --json stdout stays one document
     instances = build_split(args.split, args.out, seeds=args.seeds, per_model=args.per_model, seed=args.seed,
                             use_ray=not args.no_ray, limit=args.limit, progress=progress)
     if not instances:

@@ -14,11 +14,11 @@ import traceback
 from pathlib import Path
 
 import pandas as pd
-from tqdm import tqdm
 
 from ordebug.env import DebugEnv
 from ordebug.instances import Instance, load_instances, save_instances
 from ordebug.metrics import episode_metrics
+from ordebug.progress import Progress
 
 AGENTS = ("heuristic", "drop", "llm")
 
@@ -104,8 +104,10 @@ def run_benchmark(instances: list[Instance], agent_name: str, out_dir: str | os.
             new_rows = _run_with_ray(todo, agent_name, allow_iis, budget, num_cpus, llm_config, few_shot, variant,
                                      progress)
         else:
-            for chunk in tqdm(_chunks(todo, len(todo)), desc=f"ordebug {agent_name}", disable=not progress):
-                new_rows += _run_chunk(chunk, agent_name, allow_iis, budget, llm_config, few_shot, variant)
+            with Progress(len(todo), f"ordebug {agent_name} iis={'on' if allow_iis else 'off'}", progress) as bar:
+                for chunk in _chunks(todo, len(todo)):
+                    new_rows += _run_chunk(chunk, agent_name, allow_iis, budget, llm_config, few_shot, variant)
+                    bar.update(len(chunk))
         new = pd.DataFrame(new_rows)
         done = pd.concat([done, new], ignore_index=True) if not done.empty else new
         _write_parquet(done, path)
@@ -137,13 +139,17 @@ def _ray():
 def _run_with_ray(todo, agent_name, allow_iis, budget, num_cpus, llm_config, few_shot, variant, progress) -> list[dict]:
     ray = _ray()
     task = ray.remote(num_cpus=1)(_run_chunk)
-    # A few chunks per CPU: enough for load balance and a moving progress bar, few enough workers.
-    chunks = _chunks(todo, min(len(todo), 4 * num_cpus))
+    # Chunks of at most 4 episodes (at least 4 per CPU): Ray reuses its workers, so more tasks cost
+    # little, and progress moves every few episodes instead of once per eighth of the run.
+    chunks = _chunks(todo, min(len(todo), max(4 * num_cpus, -(-len(todo) // 4))))
     pending = [task.remote(c, agent_name, allow_iis, budget, llm_config, few_shot, variant) for c in chunks]
     rows: list[dict] = []
-    with tqdm(total=len(todo), desc=f"ordebug {agent_name}", disable=not progress) as bar:
+    with Progress(len(todo), f"ordebug {agent_name} iis={'on' if allow_iis else 'off'}", progress) as bar:
         while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
+            ready, pending = ray.wait(pending, num_returns=1, timeout=5.0)
+            if not ready:
+                bar.heartbeat()
+                continue
             part = ray.get(ready[0])
             rows += part
             bar.update(len(part))
@@ -183,7 +189,7 @@ def build_split(split: str, out_dir: str | os.PathLike, seeds: str | None = None
         d = shared_data_dir() / "netlib-infeas"
         if not d.is_dir():
             raise ValueError(f"wild split needs {d} (set ASKOPT_SHARED_DATA)")
-        insts = build_wild(d)
+        insts = build_wild(d, progress=progress)
     elif split == "resilience":
         from ordebug.resilience import build_resilience
 
@@ -201,14 +207,24 @@ def build_split(split: str, out_dir: str | os.PathLike, seeds: str | None = None
         if use_ray and len(items) > 1:
             ray = _ray()
             task = ray.remote(num_cpus=1)(_build_chunk)
-            chunks = _chunks(items, min(len(items), 8))
+            chunks = _chunks(items, min(len(items), max(8, -(-len(items) // 4))))
             refs = [task.remote(c, kind, per_model, seed) for c in chunks]
+            sizes = {ref: len(c) for ref, c in zip(refs, chunks, strict=True)}
             insts = []
-            for part in tqdm(refs, desc=f"building {split}", disable=not progress):
-                insts += ray.get(part)
+            with Progress(len(items), f"building {split} (sabotage + IIS per item)", progress) as bar:
+                while refs:
+                    ready, refs = ray.wait(refs, num_returns=1, timeout=5.0)
+                    if not ready:
+                        bar.heartbeat()
+                        continue
+                    insts += ray.get(ready[0])
+                    bar.update(sizes[ready[0]])
         else:
-            insts = _build_chunk(list(tqdm(items, desc=f"building {split}", disable=not progress)), kind, per_model,
-                                 seed)
+            insts = []
+            with Progress(len(items), f"building {split} (sabotage + IIS per item)", progress) as bar:
+                for item in items:
+                    insts += _build_chunk([item], kind, per_model, seed)
+                    bar.update()
         insts.sort(key=lambda i: i.instance_id)
     save_instances(insts, cache)
     return insts[:limit] if limit else insts

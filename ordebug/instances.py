@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from ordebug.generators import FAMILIES, generate
 from ordebug.iis import compute_iis
 from ordebug.model import LinearModel
+from ordebug.progress import Progress
 from ordebug.sabotage import OPERATORS, apply_sabotage
 from ordebug.solver import SOLVER_SETTINGS, solve, solver_version
 
@@ -161,14 +161,16 @@ def build_from_seed_file(path: str | os.PathLike, per_model: int, split: str, se
 
 
 def build_wild(directory: str | os.PathLike | None = None, iis_time_limit: float = 10.0,
-               names: list[str] | None = None) -> list[Instance]:
+               names: list[str] | None = None, progress: bool = True) -> list[Instance]:
     """The in-the-wild split: models infeasible as published (no injected edit, no original optimum)."""
     d = Path(directory) if directory else shared_data_dir() / "netlib-infeas"
     files = seed_models(d)
     if names:
         files = [f for f in files if f.stem in names]
     out = []
-    for f in tqdm(files, desc="wild IIS", disable=len(files) < 5):
+    bar = Progress(len(files), "wild IIS", progress and len(files) >= 5)
+    for f in files:
+        bar.update()
         model = LinearModel.from_mps(f)
         iis = compute_iis(model, time_limit=iis_time_limit)
         if iis.status != "infeasible":

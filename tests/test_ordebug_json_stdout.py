@@ -48,9 +48,12 @@ def test_bench_ordebug_no_ray_json_stdout_is_pure_json(tmp_path):
     seeds = tmp_path / "seeds"
     seeds.mkdir()
     shutil.copy(data_file("afiro"), seeds / "afiro.mps")
-    rows = _json_stdout(_askopt("bench", "ordebug", "--agent", "heuristic", "--seeds", str(seeds), "--per-model",
-                                "1", "--out", str(tmp_path / "out"), "--no-ray", "--json"))
+    proc = _askopt("bench", "ordebug", "--agent", "heuristic", "--seeds", str(seeds), "--per-model", "1",
+                   "--out", str(tmp_path / "out"), "--no-ray", "--json")
+    rows = _json_stdout(proc)
     assert isinstance(rows, list) and rows[0]["n"] == 1
+    # Progress goes to stderr even when it is not a terminal (no silent minutes in CI logs).
+    assert "ordebug heuristic iis=on: 1/1" in proc.stderr and "building " in proc.stderr
 
 
 def test_solve_and_optimize_json_stdout_is_pure_json(tmp_path):
