@@ -2,6 +2,10 @@
 
 Each feature area owns a small module exposing `register(subparsers)`; this file only wires them, so
 areas can grow without editing a shared file. Bad input exits with code 2 and a one-line error.
+
+Start-up cost: `main` imports only the module that owns the command being run (`askopt solve` never loads
+Ray, openai or the serving stack); `askopt --help` imports none and lists the commands from `COMMANDS`.
+`tests/test_cli_solve.py` checks that table against what each module registers, so the two cannot drift.
 """
 
 from __future__ import annotations
@@ -10,40 +14,80 @@ import argparse
 import importlib
 import sys
 
-# Modules that add sub-commands; a missing one is skipped so partial installs still run.
-COMMAND_MODULES = (
-    "experiments.cli_solve",  # askopt solve
-    "experiments.cli_optimize",  # askopt optimize
-    "experiments.cli_dialogue",  # askopt consult / simulate
-    "experiments.cli_study",  # askopt study / report / submit
-    "experiments.cli_ordebug",  # askopt bench ordebug / iis
-    "experiments.cli_serve",  # askopt serve
-)
+# command -> (module that registers it, the one-line summary `askopt --help` shows)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "solve": ("experiments.cli_solve",
+              "best (s,S), exact DP optimum and policy comparison for a parameter table"),
+    "optimize": ("experiments.cli_optimize",
+                 "search (s,S), base-stock, exact DP and a DQN; score all by L(pi) and write deployment artifacts"),
+    "consult": ("experiments.cli_dialogue",
+                "chat with the consultant (extraction -> optimisation -> interpretation); offline unless an LLM "
+                "is given"),
+    "simulate": ("experiments.cli_dialogue",
+                 "run the offline human imitator against the consultant and print the dialogue and the resulting "
+                 "policy"),
+    "study": ("experiments.cli_study", "run the A/B/C study (hybrid vs end-to-end consultants) on Ray"),
+    "report": ("experiments.cli_study", "write the study report (markdown + plots) for a run directory"),
+    "submit": ("experiments.cli_study", "submit a command (e.g. `askopt study ...`) as a Ray job"),
+    "demo": ("experiments.cli_study", "the main job: paper examples + a small offline study + its report"),
+    "bench": ("experiments.cli_ordebug", "run benchmarks"),
+    "iis": ("experiments.cli_ordebug", "irreducible infeasible subsystem of a model"),
+    "serve": ("experiments.cli_serve",
+              "run a Ray Serve HTTP app (OpenAI-compatible imitator, consultant API, LLM emulator)"),
+}
+# Modules that add sub-commands, in listing order; a missing one is skipped so partial installs still run.
+COMMAND_MODULES = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))
 
 
 class UserInputError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _register(subparsers, name: str) -> bool:
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name:
+            return False
+        raise
+    module.register(subparsers)
+    return True
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full parser (every module imported), or with `command` only that command's module imported and the
+    other commands listed by name and summary (enough for `askopt --help` and for argparse's choices)."""
     parser = argparse.ArgumentParser(
         prog="askopt",
         description="LLM + operations-research decision support for inventory control.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
-        module.register(subparsers)
+    if command is None:
+        for name in COMMAND_MODULES:
+            _register(subparsers, name)
+        return parser
+    owner = COMMANDS[command][0] if command in COMMANDS else None
+    if owner is not None:
+        _register(subparsers, owner)
+    for name, (_module, summary) in COMMANDS.items():
+        if name not in subparsers.choices:
+            subparsers.add_parser(name, help=summary)
     return parser
 
 
+def _command_of(argv: list[str]) -> str:
+    """The sub-command named in argv ("" when none): the first word that is not an option."""
+    for word in argv:
+        if word == "--":
+            return ""
+        if not word.startswith("-"):
+            return word
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()

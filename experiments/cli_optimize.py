@@ -1,12 +1,13 @@
-"""`askopt optimize PARAMS --out DIR [--dqn-steps N] [--no-dqn]`: run the Optimization Agent on a parameter file."""
+"""`askopt optimize PARAMS --out DIR [--dqn-steps N] [--no-dqn]`: run the Optimization Agent on a parameter file.
+
+Imports are inside the handler (start-up cost); options, --out, the parameter file and the resource estimate
+are validated (`experiments.cli_inputs`) before any work starts.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
-
-from inventory.problem import ParameterError
 
 
 def register(subparsers) -> None:
@@ -30,45 +31,32 @@ def register(subparsers) -> None:
     p.set_defaults(handler=run_optimize)
 
 
-def _input_error(message: str) -> Exception:
-    """experiments.cli.UserInputError, also a ValueError so `python -m experiments.cli` (a second copy of the
-    module as __main__) still prints it as a one-line error with exit code 2."""
-    from experiments.cli import UserInputError
-
-    cls = type("OptimizeInputError", (UserInputError, ValueError), {})
-    return cls(message)
-
-
 def run_optimize(args: argparse.Namespace) -> int:
-    from inventory.spec import load_problem
+    from pathlib import Path
+
+    from experiments.cli_inputs import OptimizeArgs, check_out_dir, load_params, preflight, validate_args
+
+    opts = validate_args(OptimizeArgs, args)
+    out = check_out_dir(args.out)
+    problem = load_params(args.params)
+    # the DQN is bounded by its own wall-clock budget (--dqn-seconds); the rest is priced here
+    preflight(problem, ("ss", "base_stock") + (() if args.no_dp else ("dp",)), opts.replications)
+
     from optimization.service import OptimizationAgent, OptimizationConfig
 
-    if args.dqn_steps is not None and args.dqn_steps < 1:
-        raise _input_error(f"--dqn-steps: {args.dqn_steps} is not allowed; must be a whole number >= 1")
-    if args.dqn_seconds is not None and args.dqn_seconds <= 0:
-        raise _input_error(f"--dqn-seconds: {args.dqn_seconds} is not allowed; must be > 0")
-    if args.replications < 2:
-        raise _input_error(f"--replications: {args.replications} is not allowed; must be >= 2")
-    try:
-        problem = load_problem(args.params)
-    except ParameterError as exc:
-        raise _input_error(str(exc)) from None
-    except ValueError as exc:
-        raise _input_error(f"PARAMS: {exc}") from None
-
-    kwargs = {"dqn": not args.no_dqn, "use_dp": not args.no_dp, "replications": args.replications,
-              "seed": args.seed, "dqn_trainer": args.trainer}
-    if args.dqn_steps is not None:
-        kwargs["dqn_steps"] = args.dqn_steps
-    if args.dqn_seconds is not None:
-        kwargs["dqn_seconds"] = args.dqn_seconds
-    out = Path(args.out)
+    kwargs = {"dqn": not args.no_dqn, "use_dp": not args.no_dp, "replications": opts.replications,
+              "seed": opts.seed, "dqn_trainer": opts.trainer}
+    if opts.dqn_steps is not None:
+        kwargs["dqn_steps"] = opts.dqn_steps
+    if opts.dqn_seconds is not None:
+        kwargs["dqn_seconds"] = opts.dqn_seconds
+    out = Path(out)
     result = OptimizationAgent(OptimizationConfig(**kwargs)).run(problem, out_dir=out, progress=True)
     if args.json:
         print(json.dumps(result.as_dict(), indent=2, default=str))
         return 0
     lam = problem.risk_tolerance
-    print(f"L(pi) = E[cost] + exp(-lambda) Std[cost], lambda = {lam:g}; {args.replications} replications")
+    print(f"L(pi) = E[cost] + exp(-lambda) Std[cost], lambda = {lam:g}; {opts.replications} replications")
     print(f"{'policy':<12}{'label':<22}{'mean':>11}{'std':>10}{'L(pi)':>12}")
     for sc in sorted(result.scores, key=lambda s: s.objective):
         mark = "  <- winner" if sc is result.winner else ""

@@ -1,14 +1,14 @@
-"""`askopt solve PARAMS`: the inventory core from the command line."""
+"""`askopt solve PARAMS`: the inventory core from the command line.
+
+Imports are inside `run` so `askopt --help` and argument errors cost nothing; everything is validated
+(`experiments.cli_inputs`: numbers, --out, the parameter file, the resource estimate) before any work starts.
+"""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from inventory.policies import parse_policy_spec
-from inventory.spec import load_problem
-from optimization.artifacts import write_artifacts
-from optimization.solve import METHODS, format_report, solve_json, solve_problem
+METHODS = ("ss", "dp", "all")  # optimization.solve.METHODS (tests/test_cli_solve.py keeps them equal)
 
 
 def register(subparsers) -> None:
@@ -31,13 +31,41 @@ def register(subparsers) -> None:
     p.set_defaults(handler=run)
 
 
+def parse_evaluate(specs: list[str]) -> list:
+    """(spec, Policy) for every --evaluate, or a one-line error naming --evaluate."""
+    from experiments.cli_inputs import input_error
+    from inventory.policies import parse_policy_spec
+
+    out = []
+    for spec in specs:
+        try:
+            policy = parse_policy_spec(spec)
+        except ValueError as exc:
+            msg = str(exc)
+            raise input_error(msg if msg.startswith("--evaluate") else f"--evaluate: {msg}") from None
+        if any(abs(int(v)) > 10**9 for v in policy.params().values()):
+            raise input_error(f"--evaluate: {spec[:60]!r} is not allowed; policy levels must be <= 1e9")
+        out.append((spec, policy))
+    return out
+
+
 def run(args) -> int:
-    problem = load_problem(Path(args.params))
-    extra = [(spec, parse_policy_spec(spec)) for spec in args.evaluate]
-    if args.replications < 2:
-        raise ValueError(f"--replications: {args.replications} is not allowed; must be >= 2")
-    report = solve_problem(problem, args.method, args.objective, extra, args.replications, args.seed)
-    write_artifacts(report, Path(args.out))
+    from pathlib import Path
+
+    from experiments.cli_inputs import SolveArgs, check_out_dir, load_params, preflight, validate_args
+
+    opts = validate_args(SolveArgs, args)
+    out = check_out_dir(args.out)
+    extra = parse_evaluate(opts.evaluate)
+    problem = load_params(args.params)
+    methods = {"ss": ("ss",), "dp": ("dp",), "all": ("ss", "dp")}[opts.method]
+    preflight(problem, methods, opts.replications, len(extra), opts.objective)
+
+    from optimization.artifacts import write_artifacts
+    from optimization.solve import format_report, solve_json, solve_problem
+
+    report = solve_problem(problem, opts.method, opts.objective, extra, opts.replications, opts.seed)
+    write_artifacts(report, Path(out))
     if args.json:
         print(json.dumps(solve_json(report), default=float))
     else:

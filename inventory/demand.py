@@ -19,6 +19,8 @@ from scipy import stats
 
 DEMAND_KINDS = ("poisson", "normal", "uniform", "deterministic", "empirical")
 MAX_HISTORY_BYTES = 16 * 2**20  # empirical(file.csv): regular files up to this size only
+MAX_DEMAND_CHARS = 2**20  # a demand string (an inline empirical list of ~100,000 days fits)
+MAX_DEMAND_NUMBER = 1e12  # any parameter or observation; optimization.limits refuses far smaller supports
 _FILE_ACCESS = True  # process default for empirical(file); servers call forbid_file_access() at start-up
 
 
@@ -92,7 +94,14 @@ class Demand:
 
     @classmethod
     def empirical(cls, values) -> Demand:
-        return cls("empirical", values=tuple(int(round(float(v))) for v in values))
+        try:
+            xs = [float(v) for v in values]
+        except (TypeError, ValueError):
+            raise DemandError("demand_distribution: observed demands must be numbers") from None
+        if not all(math.isfinite(x) and abs(x) <= MAX_DEMAND_NUMBER for x in xs):
+            raise DemandError(f"demand_distribution: observed demands must be finite numbers within "
+                              f"+-{MAX_DEMAND_NUMBER:g}")
+        return cls("empirical", values=tuple(int(round(x)) for x in xs))
 
     # ---- laws ---------------------------------------------------------------------------------
     def support_max(self, tail: float = 1e-12) -> int:
@@ -196,7 +205,16 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-_CALL = re.compile(r"^\s*([a-zA-Z_ ]+?)\s*\((.*)\)\s*$", re.S)
+_CALL_NAME = re.compile(r"[a-zA-Z_ ]+")
+
+
+def _call(s: str) -> tuple[str, str] | None:
+    """("name", "inner") for "name(inner)", in linear time (a backtracking regex was quadratic on long
+    runs of spaces), or None."""
+    i = s.find("(")
+    if i <= 0 or not s.endswith(")") or not _CALL_NAME.fullmatch(s[:i]) or not s[:i].strip():
+        return None
+    return s[:i].strip(), s[i + 1: -1]
 _ALIASES = {
     "poisson": "poisson",
     "pois": "poisson",
@@ -225,26 +243,30 @@ def parse_demand(text, base_dir: Path | None = None, allow_files: bool | None = 
     if isinstance(text, (list, tuple, np.ndarray)):
         return Demand.empirical(text)
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return Demand.deterministic(text)
+        return Demand.deterministic(_finite(text, repr(text)))
     if not isinstance(text, str) or not text.strip():
-        raise DemandError(f"demand_distribution: expected a distribution string, got {text!r}")
+        raise DemandError(f"demand_distribution: expected a distribution string, got {_q(text)}")
+    if len(text) > MAX_DEMAND_CHARS:
+        raise DemandError(f"demand_distribution: the text is {len(text)} characters; at most {MAX_DEMAND_CHARS}")
     s = text.strip()
     try:
-        return Demand.deterministic(float(s))
+        x = float(s)
     except ValueError:
         pass
-    m = _CALL.match(s)
+    else:
+        return Demand.deterministic(_finite(x, text))
+    m = _call(s)
     if not m:
         raise DemandError(
-            f"demand_distribution: cannot read {text!r}; write e.g. poisson(6), normal(10, 5), "
+            f"demand_distribution: cannot read {_q(text)}; write e.g. poisson(6), normal(10, 5), "
             "uniform(10, 20), a number, or empirical(history.csv)"
         )
-    name = _ALIASES.get(m.group(1).strip().lower())
+    name = _ALIASES.get(m[0].lower())
     if name is None:
         raise DemandError(
-            f"demand_distribution: unknown distribution {m.group(1).strip()!r}; allowed: {', '.join(DEMAND_KINDS)}"
+            f"demand_distribution: unknown distribution {_q(m[0])}; allowed: {', '.join(DEMAND_KINDS)}"
         )
-    inner = m.group(2).strip()
+    inner = m[1].strip()
     if name == "empirical":
         if inner.startswith("["):
             return Demand.empirical(_numbers(inner.strip("[]"), text))
@@ -255,7 +277,7 @@ def parse_demand(text, base_dir: Path | None = None, allow_files: bool | None = 
     args = _numbers(inner, text)
     arity = {"poisson": 1, "normal": 2, "uniform": 2, "deterministic": 1}[name]
     if len(args) != arity:
-        raise DemandError(f"demand_distribution: {name} takes {arity} number(s), got {text!r}")
+        raise DemandError(f"demand_distribution: {name} takes {arity} number(s), got {_q(text)}")
     if name == "poisson":
         return Demand.poisson(args[0])
     if name == "normal":
@@ -263,17 +285,36 @@ def parse_demand(text, base_dir: Path | None = None, allow_files: bool | None = 
     if name == "uniform":
         lo, hi = args
         if lo != int(lo) or hi != int(hi):
-            raise DemandError(f"demand_distribution: uniform bounds must be whole units, got {text!r}")
+            raise DemandError(f"demand_distribution: uniform bounds must be whole units, got {_q(text)}")
         return Demand.uniform(int(lo), int(hi))
     return Demand.deterministic(args[0])
+
+
+def _q(text, n: int = 60) -> str:
+    """A quoted value short enough for a one-line error."""
+    r = repr(text)
+    return r if len(r) <= n else r[: n - 3] + "..."
+
+
+def _finite(x, text) -> float:
+    """x as a float, refused (naming the field) when NaN, infinite or beyond +-MAX_DEMAND_NUMBER."""
+    try:
+        x = float(x)
+    except OverflowError:
+        x = math.inf
+    if not math.isfinite(x) or abs(x) > MAX_DEMAND_NUMBER:
+        raise DemandError(f"demand_distribution: numbers must be finite and within +-{MAX_DEMAND_NUMBER:g}, "
+                          f"got {_q(text)}")
+    return x
 
 
 def _numbers(inner: str, text: str) -> list[float]:
     parts = [p for p in re.split(r"[,\s;]+", inner.strip()) if p]
     try:
-        return [float(p) for p in parts]
+        values = [float(p) for p in parts]
     except ValueError:
-        raise DemandError(f"demand_distribution: non-numeric argument in {text!r}") from None
+        raise DemandError(f"demand_distribution: non-numeric argument in {_q(text)}") from None
+    return [_finite(v, text) for v in values]
 
 
 def _resolve(path: str, base_dir: Path | None) -> Path:

@@ -17,7 +17,10 @@ class ParameterError(ValueError):
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{field}: {value!r} is not allowed; {allowed}")
+        shown = repr(value)
+        if len(shown) > 80:  # one line, whatever was sent (a 1 MB string is quoted by its start)
+            shown = shown[:77] + "..."
+        super().__init__(f"{field}: {shown} is not allowed; {allowed}")
 
 
 @dataclass(frozen=True)

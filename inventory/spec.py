@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,48 +149,48 @@ class ParameterTable:
         return {p: format_value(p, self.rows[p].value) for p in PARAMETERS if self.rows[p].value is not None}
 
     @classmethod
-    def from_csv(cls, source, base_dir: Path | None = None) -> ParameterTable:
-        """Read the agent's `Parameter,Value,Unit,Status` file (a path or the CSV text)."""
+    def from_csv(cls, source, base_dir: Path | None = None, allow_files: bool | None = None) -> ParameterTable:
+        """Read the agent's `Parameter,Value,Unit,Status` file (a path or the CSV text). Each value goes through
+        the one schema (`inventory.schema`); `allow_files=False` refuses empirical(file)."""
+        from inventory.schema import validate_values
+
         text, base = _read_source(source, base_dir)
         table = cls(base_dir=base)
-        reader = csv.DictReader(io.StringIO(text))
-        need = {"Parameter", "Value"}
-        if not reader.fieldnames or not need <= {f.strip() for f in reader.fieldnames}:
-            raise ParameterError("csv header", reader.fieldnames, "must have columns Parameter,Value,Unit,Status")
-        for raw in reader:
-            rec = {k.strip(): (v or "").strip() for k, v in raw.items() if k}
-            name = canonical_name(rec["Parameter"])
+        try:
+            reader = csv.DictReader(io.StringIO(text))
+            need = {"Parameter", "Value"}
+            if not reader.fieldnames or not need <= {str(f).strip() for f in reader.fieldnames}:
+                raise ParameterError("csv header", reader.fieldnames, "must have columns Parameter,Value,Unit,Status")
+            records = list(reader)
+        except csv.Error as exc:
+            raise ParameterError("csv", str(exc), "is not a readable Parameter,Value,Unit,Status table") from None
+        for raw in records:
+            rec = {k.strip(): (v if isinstance(v, str) else "").strip() for k, v in raw.items() if k}
+            name = canonical_name(rec.get("Parameter", ""))
             status = (rec.get("Status") or "defined").lower() or "defined"
             if status not in STATUSES:
                 raise ParameterError(f"{name}.Status", status, f"allowed: {', '.join(STATUSES)}")
-            value = rec["Value"]
+            value = rec.get("Value", "")
             if status == "undefined" or value == "":
                 continue
-            table.set(name, value, rec.get("Unit") or None)
+            table.set(name, validate_values({name: value}, base, allow_files)[name], rec.get("Unit") or None)
             if status == "conflict":
                 table.mark_conflict(name)
         return table
 
     @classmethod
-    def from_json(cls, source, base_dir: Path | None = None) -> ParameterTable:
-        """Read a JSON object {parameter: value} (a dict, a path or JSON text); null means undefined."""
+    def from_json(cls, source, base_dir: Path | None = None, allow_files: bool | None = None) -> ParameterTable:
+        """Read a JSON object {parameter: value} (a dict, a path or JSON text); null means undefined. The shape
+        and every value go through the one schema (`inventory.schema.ParametersIn`)."""
+        from inventory.schema import loads_json, validate_values
+
         if isinstance(source, dict):
             data, base = source, base_dir
         else:
             text, base = _read_source(source, base_dir)
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ParameterError("json", str(source)[:60], f"is not valid JSON ({exc.msg})") from None
-        if not isinstance(data, dict):
-            raise ParameterError("json", type(data).__name__, "must be an object of parameter: value")
+            data = loads_json(text)
         table = cls(base_dir=base)
-        for key, value in data.items():
-            name = canonical_name(key)
-            if isinstance(value, dict) and "value" in value:
-                value = value["value"]
-            if value is None or value == "":
-                continue
+        for name, value in validate_values(data, base, allow_files).items():
             table.set(name, value)
         return table
 
@@ -243,22 +243,63 @@ def canonical_name(name: str) -> str:
 
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:,\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _PERIOD_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+# every dash people (and word processors) write for "minus": hyphen-minus, U+2212, figure/en/em dash, small
+# and full-width hyphen-minus
+_MINUS_SIGNS = str.maketrans({c: "-" for c in "\u2212\u2012\u2013\u2014\ufe63\uff0d"})
+_CURRENCY = r"(?:[$\u20ac\u00a3\u00a5]|usd|eur|gbp|dollars?)"
+# a sign written before the number: "-$5", "- 5", "minus 5", "negative $5"
+_NEGATIVE_PREFIX = re.compile(rf"(?:-|\bminus|\bnegative)\s*{_CURRENCY}?\s*$", re.I)
+# accounting negatives: "(5)", "($5)", "$(5)"
+_PAREN_OPEN = re.compile(rf"(?:^|[\s:=]|{_CURRENCY})\(\s*{_CURRENCY}?\s*$", re.I)
+MAX_TEXT_CHARS = 200  # one table value as text (demand strings have their own limit in inventory.demand)
+MAX_MAGNITUDE = 1e9  # no count, duration or per-unit amount of this model is larger
 
 
-def _first_number(name: str, value) -> float:
-    if isinstance(value, bool):
-        raise ParameterError(name, value, "must be a number")
+def read_number(name: str, value) -> float:
+    """The signed, finite number in a table value, or ParameterError naming the field.
+
+    Text is read as people write it: "$0.50/unit/day", "1,200", "3 weeks". Negatives are read as negatives in
+    every spelling ("-$5", "\u22125", "minus 5", accounting "(5)"), so a field that must be >= 0 refuses them
+    instead of silently dropping the sign. Infinities, NaN and numbers beyond +-1e9 are refused here, once, so
+    no solver ever sees them.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ParameterError(name, _clip(value), "must be a number (or text holding one)")
     if isinstance(value, (int, float)):
-        return float(value)
-    m = _NUMBER.search(str(value))
-    if not m:
-        raise ParameterError(name, value, "must contain a number")
-    return float(m.group(0).replace(",", ""))
+        try:
+            x = float(value)
+        except OverflowError:
+            x = math.inf
+    else:
+        if len(value) > MAX_TEXT_CHARS:
+            raise ParameterError(name, _clip(value), f"is longer than {MAX_TEXT_CHARS} characters; give one number")
+        text = value.translate(_MINUS_SIGNS)
+        m = _NUMBER.search(text)
+        if not m:
+            if re.search(r"\b(?:nan|inf(?:inity)?)\b", text, re.I):
+                raise ParameterError(name, value, "must be a finite number")
+            raise ParameterError(name, value, "must contain a number")
+        x = float(m.group(0).replace(",", ""))
+        before, after = text[: m.start()], text[m.end():]
+        if x > 0 and not m.group(0).startswith(("-", "+")):
+            if _NEGATIVE_PREFIX.search(before) or (_PAREN_OPEN.search(before) and after.lstrip().startswith(")")):
+                x = -x
+    if not math.isfinite(x):
+        raise ParameterError(name, _clip(value), "must be a finite number")
+    if abs(x) > MAX_MAGNITUDE:
+        raise ParameterError(name, _clip(value), f"must be between -{MAX_MAGNITUDE:g} and {MAX_MAGNITUDE:g}")
+    return x
+
+
+def _clip(value, n: int = 60):
+    """A value short enough to quote in a one-line error."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= n else text[:n] + "..."
 
 
 def _days(name: str, value) -> int:
     """A duration in whole days; '3 weeks' -> 21, '2 months' -> 60."""
-    x = _first_number(name, value)
+    x = read_number(name, value)
     text = str(value).lower()
     for unit, days in _PERIOD_DAYS.items():
         if re.search(rf"\b{unit}s?\b", text):
@@ -266,18 +307,21 @@ def _days(name: str, value) -> int:
             break
     if x != int(x) or x < 0:
         raise ParameterError(name, value, "must be a whole, non-negative number of days")
+    if x > MAX_MAGNITUDE:
+        raise ParameterError(name, value, f"must be at most {MAX_MAGNITUDE:g} days")
     return int(x)
 
 
 def _whole(name: str, value, minimum: int) -> int:
-    x = _first_number(name, value)
+    x = read_number(name, value)
     if x != int(x) or x < minimum:
         raise ParameterError(name, value, f"must be a whole number >= {minimum}")
     return int(x)
 
 
-def normalise_value(name: str, value, base_dir: Path | None = None):
-    """The canonical value of one field, or ParameterError naming the field and what is allowed."""
+def normalise_value(name: str, value, base_dir: Path | None = None, allow_files: bool | None = None):
+    """The canonical value of one field, or ParameterError naming the field and what is allowed.
+    `allow_files=False` refuses empirical(file) demand (request data); None: the process default."""
     if name == "time_horizon":
         days = _days(name, value)
         if days < 1:
@@ -290,12 +334,12 @@ def normalise_value(name: str, value, base_dir: Path | None = None):
     if name in ("max_inventory", "max_order"):
         return _whole(name, value, 1)
     if name in ("holding_cost", "penalty_cost", "setup_cost"):
-        x = _first_number(name, value)
+        x = read_number(name, value)
         if x < 0:
             raise ParameterError(name, value, "must be a number >= 0 (costs cannot be negative)")
         return x
     if name == "risk_tolerance":
-        x = _first_number(name, value)
+        x = read_number(name, value)
         if not -10 <= x <= 10:
             raise ParameterError(name, value, "must be in [-10, 10] (-10 very risk averse, 10 risk seeking)")
         return x
@@ -308,7 +352,7 @@ def normalise_value(name: str, value, base_dir: Path | None = None):
         raise ParameterError(name, value, "allowed: random, deterministic")
     if name == "demand_distribution":
         try:
-            return parse_demand(value, base_dir)
+            return parse_demand(value, base_dir, allow_files)
         except DemandError as exc:
             raise ParameterError(name, value, str(exc).split(": ", 1)[-1]) from None
     if name == "perishability":
@@ -394,23 +438,24 @@ def problem_values(problem: Problem) -> dict[str, object]:
     }
 
 
-def load_problem(path) -> Problem:
-    """A Problem from a CSV table or a JSON object file, chosen by content."""
+def load_problem(path, allow_files: bool | None = None) -> Problem:
+    """A Problem from a CSV table or a JSON object file, chosen by content. The file must be a regular file
+    under `inventory.schema.MAX_PARAMS_BYTES` (a directory, /dev/zero or a pipe is refused by name)."""
+    from inventory.schema import read_params_file
+
     p = Path(path)
-    if not p.exists():
-        raise ParameterError("PARAMS", str(path), "file not found")
-    text = p.read_text()
+    text = read_params_file(p)
     stripped = text.lstrip()
-    if stripped.startswith("{"):
-        return ParameterTable.from_json(text, base_dir=p.parent).to_problem()
-    return ParameterTable.from_csv(text, base_dir=p.parent).to_problem()
+    if stripped.startswith(("{", "[")):
+        return ParameterTable.from_json(text, base_dir=p.parent, allow_files=allow_files).to_problem()
+    return ParameterTable.from_csv(text, base_dir=p.parent, allow_files=allow_files).to_problem()
 
 
 def _read_source(source, base_dir: Path | None) -> tuple[str, Path | None]:
     if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and len(source) < 4096
                                     and Path(source).suffix.lower() in (".csv", ".json")):
+        from inventory.schema import read_params_file
+
         p = Path(source)
-        if not p.exists():
-            raise ParameterError("PARAMS", str(source), "file not found")
-        return p.read_text(), base_dir or p.parent
+        return read_params_file(p), base_dir or p.parent
     return str(source), base_dir

@@ -100,3 +100,71 @@ def test_paper_examples_beat_the_end_to_end_llm_advice():
         ours = next(p for p in policies if p["name"] == "best_ss")
         theirs = next(p for p in policies if p["name"] == label)
         assert ours["mean_cost"] < 0.85 * theirs["mean_cost"]  # the paper's point: the LLM's advice costs more
+
+
+def test_out_naming_a_file_fails_before_any_work(params, tmp_path, capsys, monkeypatch):
+    import optimization.solve
+
+    def never(*a, **k):  # the solver must not be reached
+        raise AssertionError("work started")
+
+    monkeypatch.setattr(optimization.solve, "solve_problem", never)
+    existing = tmp_path / "taken"
+    existing.write_text("x")
+    assert main(["solve", str(params), "--out", str(existing)]) == 2
+    assert "--out" in capsys.readouterr().err
+    assert main(["optimize", str(params), "--out", str(existing / "sub")]) == 2
+    assert "--out" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["solve", "{dir}"], "PARAMS"),
+    (["solve", "{params}", "--seed", "-1"], "--seed"),
+    (["solve", "{params}", "--replications", "1"], "--replications"),
+    (["solve", "{params}", "--evaluate", "bs:99999999999999999999"], "--evaluate"),
+    (["optimize", "{params}", "--out", "{dir}/o", "--dqn-seconds", "nan"], "--dqn-seconds"),
+    (["optimize", "{params}", "--out", "{dir}/o", "--dqn-steps", "0"], "--dqn-steps"),
+])
+def test_cli_numbers_and_paths_are_one_line_errors(params, tmp_path, capsys, argv, fragment):
+    argv = [a.format(dir=tmp_path, params=params) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err
+
+
+def test_resource_estimate_refuses_before_work(tmp_path, capsys):
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps({**PARAMS, "time_horizon": 3650}))
+    assert main(["solve", str(path), "--replications", "100000", "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.startswith("askopt: error: --replications:")
+    path.write_text(json.dumps({**PARAMS, "time_horizon": 1e9}))
+    assert main(["solve", str(path), "--out", str(tmp_path / "o")]) == 2
+    assert "time_horizon" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_help_lists_every_command_without_importing_them():
+    """`askopt --help` reads experiments.cli.COMMANDS; each module must register exactly its commands there."""
+    import argparse
+    import importlib
+
+    from experiments import cli_solve
+    from experiments.cli import COMMANDS
+    from optimization.solve import METHODS
+
+    assert cli_solve.METHODS == METHODS
+    for module in sorted({m for m, _ in COMMANDS.values()}):
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError:
+            continue
+        sub = argparse.ArgumentParser().add_subparsers()
+        mod.register(sub)
+        registered = {a.dest: a.help for a in sub._choices_actions}
+        expected = {name: summary for name, (m, summary) in COMMANDS.items() if m == module}
+        assert registered == expected, module
+    code = ("import sys\nfrom experiments.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('pandas', 'scipy', 'openai', 'ray', 'torch') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and all(name in proc.stdout for name in COMMANDS)
+    assert proc.stdout.strip().endswith("[]")

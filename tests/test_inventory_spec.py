@@ -1,6 +1,7 @@
 """Parameter table: parsing the forms people and LLMs write, validation naming the field."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -141,3 +142,87 @@ def test_units_convert_durations():
     assert t.set("time_horizon", "3 months") == 90
     assert t.set("lead_time", "2 weeks") == 14
     assert t.set("time_horizon", "1 year") == 365
+
+
+# ---- the input schema (inventory.schema): signs, non-finite numbers, shapes, files ----------------------------
+
+@pytest.mark.parametrize("spelling", ["-$5", "\u22125", "minus 5", "(5)", "($5)", "$-5", "negative 5", "\uff0d5"])
+def test_negative_money_is_refused_in_every_spelling(spelling):
+    for field in ("holding_cost", "penalty_cost", "setup_cost"):
+        with pytest.raises(ParameterError, match=f"^{field}:.*>= 0"):
+            ParameterTable.from_json(dict(BIKE, **{field: spelling}))
+
+
+def test_signs_read_as_written_where_negatives_are_allowed():
+    t = ParameterTable()
+    assert t.set("risk_tolerance", "minus 3") == -3
+    assert t.set("risk_tolerance", "\u22122") == -2
+    assert t.set("holding_cost", "$0.50/unit/day") == 0.5
+    assert t.set("penalty_cost", "5 (five dollars)") == 5
+
+
+@pytest.mark.parametrize("value", [1e999, float("nan"), "1e999", "nan", "inf", 10**400, "1e300"])
+def test_non_finite_and_huge_numbers_are_refused(value):
+    with pytest.raises(ParameterError, match="^holding_cost:.*(finite|between)"):
+        ParameterTable.from_json(dict(BIKE, holding_cost=value))
+
+
+@pytest.mark.parametrize("demand", ["poisson(1e999)", "poisson(nan)", "normal(1e308, 1e308)", "empirical([1e999])",
+                                    "empirical([nan])", "uniform(0, 1e13)", [1, float("inf")]])
+def test_non_finite_demand_is_refused_by_name(demand):
+    with pytest.raises(ParameterError, match="^demand_distribution:"):
+        ParameterTable.from_json(dict(BIKE, demand_distribution=demand))
+
+
+def test_demand_parsing_is_linear_in_the_text():
+    import time
+
+    from inventory.demand import DemandError, parse_demand
+
+    t0 = time.perf_counter()
+    with pytest.raises(DemandError, match="cannot read"):
+        parse_demand("x" + " " * 500_000 + "y")  # a backtracking regex took minutes here
+    assert time.perf_counter() - t0 < 1.0
+
+
+@pytest.mark.parametrize("data, field", [
+    ({**BIKE, "holding_cost": {"a": {"b": 5}}}, "holding_cost"),
+    ({**BIKE, "lead_time": [1, 2]}, "lead_time"),
+    ({**BIKE, "colour": "red"}, "parameter"),
+    ([1, 2, 3], "json"),
+])
+def test_shape_errors_name_the_field(data, field):
+    with pytest.raises(ParameterError) as info:
+        ParameterTable.from_json(data)
+    assert info.value.field == field
+
+
+def test_params_files_are_checked_before_reading(tmp_path):
+    from inventory.schema import MAX_PARAMS_BYTES
+
+    for path, fragment in [(tmp_path, "directory"), (Path("/dev/zero"), "regular file"),
+                           (tmp_path / "nope.json", "not found")]:
+        with pytest.raises(ParameterError, match=fragment):
+            load_problem(path)
+    big = tmp_path / "big.json"
+    big.write_text(" " * (MAX_PARAMS_BYTES + 1))
+    with pytest.raises(ParameterError, match="bytes"):
+        load_problem(big)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ParameterError, match="nested too deeply"):
+        load_problem(deep)
+    binary = tmp_path / "bin.csv"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ParameterError, match="PARAMS.*UTF-8"):
+        load_problem(binary)
+    huge_field = tmp_path / "field.csv"
+    huge_field.write_text("Parameter,Value\nholding_cost," + "1" * 200_000 + "\n")
+    with pytest.raises(ParameterError, match="^csv"):
+        load_problem(huge_field)
+
+
+def test_error_messages_stay_one_short_line():
+    with pytest.raises(ParameterError) as info:
+        ParameterTable.from_json(dict(BIKE, demand_type="x" * 100_000))
+    assert len(str(info.value)) < 300 and "\n" not in str(info.value)
