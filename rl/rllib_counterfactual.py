@@ -99,6 +99,7 @@ class TransitionReplay:
         self.demand = np.zeros(capacity, np.int64)
         self.capacity, self.size, self.pos = capacity, 0, 0
         self.rng = np.random.default_rng(seed)
+        self.include_next_obs = True  # RLlib's own loss ("sampled") needs it; the counterfactual one does not
 
     def add_episodes(self, episodes) -> int:
         """Flatten RLlib episode chunks (SingleAgentEpisode); returns the number of transitions added."""
@@ -130,11 +131,13 @@ class TransitionReplay:
     def sample(self, batch_size: int, module_id=DEFAULT_MODULE_ID) -> MultiAgentBatch:
         i = self.rng.integers(0, self.size, size=batch_size)
         cols = {
-            Columns.OBS: self.obs[i], Columns.NEXT_OBS: self.next_obs[i], Columns.ACTIONS: self.action[i],
+            Columns.OBS: self.obs[i], Columns.ACTIONS: self.action[i],
             Columns.REWARDS: self.reward[i], Columns.TERMINATEDS: self.terminated[i],
             "n_step": np.ones(batch_size, np.float32),
             "on_hand": self.on_hand[i], "pipeline": self.pipeline[i], "t": self.t[i], "demand": self.demand[i],
         }
+        if self.include_next_obs:
+            cols[Columns.NEXT_OBS] = self.next_obs[i]
         return MultiAgentBatch({module_id: SampleBatch(cols)}, env_steps=batch_size)
 
 
@@ -154,6 +157,11 @@ class InventoryDQNModule(DefaultDQNTorchRLModule):
         self._max_order = int(a.get("max_order", self.action_space.n - 1))
         self._S = a.get("base_stock_level")  # None: uniform exploration over the feasible orders
         self._noise = int(a.get("noise", 2))
+
+    def _forward_train(self, batch, **kwargs):
+        if Columns.NEXT_OBS not in batch:  # counterfactual targets: the Learner builds the next states itself
+            return {QF_PREDS: self.compute_q_values(batch)[QF_PREDS]}
+        return super()._forward_train(batch, **kwargs)
 
     def _position_room(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         position = torch.round(obs[:, -2] * self._scale)
@@ -265,6 +273,7 @@ class CounterfactualDQN(DQN):
         problem, norm = env_problem(self.config.env_config)
         cap = int(self.config.replay_buffer_config.get("capacity", 100_000))
         self._replay = TransitionReplay(cap, problem, norm, seed=int(self.config.seed or 0))
+        self._replay.include_next_obs = self.config.targets != "all_actions"
         self._owed_updates = 0.0
 
     def _create_local_replay_buffer_if_necessary(self, config):  # the flat replay replaces it

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -33,66 +33,110 @@ from rl.dqn_torch import VALIDATION_SEED_OFFSET, TrainedDQN, greedy_cost
 from rl.env import InventoryEnv
 from rl.features import Normalisation, default_normalisation, obs_dim
 from rl.network import QNetwork
+from rl.rllib_env import register as register_vector_env
 
 MODULE_SUBDIR = ("learner_group", "learner", "rl_module", "default_policy")
 
 
+ALGORITHMS = ("counterfactual", "dqn")
+
+
 @dataclass
 class RLlibSettings:
-    total_steps: int = 60_000
-    time_budget_s: float | None = None
-    num_envs_per_env_runner: int = 16
-    rollout_fragment_length: int = 4
+    """One RLlib DQN run. The defaults are the counterfactual algorithm (`rl.rllib_counterfactual`) with the
+    torch trainer's hyper-parameters; `RLlibSettings.textbook()` is RLlib's stock DQN as measured before."""
+
+    algorithm: str = "counterfactual"  # "counterfactual" (all-action Learner) | "dqn" (RLlib's DQN, unchanged)
+    targets: str = "all_actions"  # counterfactual algorithm: "all_actions" | "sampled" (RLlib's 1-step loss)
+    exploration: str = "base_stock"  # counterfactual module: "base_stock" (anchored noise) | "uniform"
+    total_steps: int = 200_000
+    time_budget_s: float | None = 60.0
+    num_envs_per_env_runner: int = 64
+    rollout_fragment_length: int = 8  # 512 steps per sample call, then 24 updates (measured faster than 1)
+    vector_env: bool = True  # one numpy-vectorised env (rl.rllib_env) instead of N gymnasium copies
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "relu"
     lr: float = 1e-3
     lr_final: float | None = 1e-4  # linear schedule lr -> lr_final over total_steps (None: constant)
     gamma: float = 1.0
-    n_step: int = 3
+    n_step: int = 1
+    double_q: bool = False
     train_batch_size: int = 256
-    training_intensity: float | None = 12.0  # replayed / inserted steps (None: natural 256 / 64 = 4)
+    training_intensity: float | None = 12.0  # replayed / inserted steps (3 updates of 256 per 64 steps)
     buffer_capacity: int = 100_000
-    learning_starts: int = 2_000
-    target_network_update_freq: int = 1_000  # sampled env steps between target syncs
+    learning_starts: int = 3_000
+    target_network_update_freq: int = 10_000  # sampled env steps between target syncs (~500 updates)
+    grad_clip: float = 10.0
     eps_final: float = 0.03
-    eps_fraction: float = 0.15
-    steps_per_iteration: int = 2_000
-    eval_replications: int = 300
+    eps_fraction: float = 0.25
+    steps_per_iteration: int = 6_000  # one greedy Monte Carlo evaluation per iteration
+    eval_replications: int = 400
     patience: int = 8
+    min_steps: int = 60_000  # no early stop before this many sampled steps
     seed: int = 0
     extra: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm: {self.algorithm!r} is not allowed; allowed: {', '.join(ALGORITHMS)}")
+        if self.targets not in ("all_actions", "sampled"):
+            raise ValueError(f"targets: {self.targets!r} is not allowed; allowed: all_actions, sampled")
+        if self.exploration not in ("base_stock", "uniform"):
+            raise ValueError(f"exploration: {self.exploration!r} is not allowed; allowed: base_stock, uniform")
 
-def rllib_config(problem: Problem, s: RLlibSettings | None = None, norm: Normalisation | None = None):
-    """The RLlib DQNConfig for one instance (new API stack)."""
+    @classmethod
+    def textbook(cls, **kw) -> RLlibSettings:
+        """RLlib's own DQN with the settings measured in docs/rl.md (episode replay, 3-step double Q)."""
+        base = dict(algorithm="dqn", vector_env=False, total_steps=60_000, time_budget_s=None, num_envs_per_env_runner=16,
+                    rollout_fragment_length=4, n_step=3, double_q=True, learning_starts=2_000,
+                    target_network_update_freq=1_000, grad_clip=40.0, eps_fraction=0.15, steps_per_iteration=2_000,
+                    eval_replications=300, min_steps=0)
+        base.update(kw)
+        return cls(**base)
+
+
+def rllib_config(problem: Problem, s: RLlibSettings | None = None, norm: Normalisation | None = None,
+                 base_stock_level: int | None = None):
+    """The RLlib config for one instance (new API stack): `CounterfactualDQNConfig` or RLlib's `DQNConfig`."""
     from ray.rllib.algorithms.dqn import DQNConfig
-    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
     s = s or RLlibSettings()
     norm = norm or default_normalisation(problem)
     eps_steps = max(1, int(s.eps_fraction * s.total_steps))
+    model_config = {"fcnet_hiddens": list(s.hidden), "fcnet_activation": s.activation, "head_fcnet_hiddens": []}
+    env_config = {"problem": problem.to_dict(), "normalisation": norm.as_dict(), "eval_replications": s.eval_replications}
+    replay = {"type": "EpisodeReplayBuffer", "capacity": s.buffer_capacity}  # (the counterfactual's flat replay)
+    if s.algorithm == "counterfactual":
+        from rl.rllib_counterfactual import CounterfactualDQNConfig, exploration_settings
+
+        S = None
+        if s.exploration == "base_stock":
+            S = base_stock_level if base_stock_level is not None else quick_base_stock(problem)
+        env_config["exploration"] = exploration_settings(problem, S)
+        cfg = CounterfactualDQNConfig().counterfactual(targets=s.targets)
+    else:
+        cfg = DQNConfig()
     cfg = (
-        DQNConfig()
-        .environment(env=InventoryEnv, env_config={"problem": problem.to_dict(), "normalisation": norm.as_dict(),
-                                                   "eval_replications": s.eval_replications})
+        cfg.environment(env=register_vector_env() if s.vector_env else InventoryEnv, env_config=env_config)
         .env_runners(num_env_runners=0, num_envs_per_env_runner=s.num_envs_per_env_runner,
-                     rollout_fragment_length=s.rollout_fragment_length)
+                     rollout_fragment_length=s.rollout_fragment_length,
+                     gym_env_vectorize_mode="vector_entry_point" if s.vector_env else "sync")
         .training(
             lr=s.lr if s.lr_final is None else [[0, s.lr], [max(1, s.total_steps), s.lr_final]],
             gamma=s.gamma,
             train_batch_size_per_learner=s.train_batch_size,
             n_step=s.n_step,
-            double_q=True,
+            double_q=s.double_q,
             dueling=False,
+            grad_clip=s.grad_clip,
             target_network_update_freq=s.target_network_update_freq,
             num_steps_sampled_before_learning_starts=s.learning_starts,
             epsilon=[(0, 1.0), (eps_steps, s.eps_final)],
-            replay_buffer_config={"type": "EpisodeReplayBuffer", "capacity": s.buffer_capacity},
+            replay_buffer_config=replay,
             training_intensity=s.training_intensity,
             **s.extra,
         )
-        .rl_module(model_config=DefaultModelConfig(fcnet_hiddens=list(s.hidden), fcnet_activation=s.activation,
-                                                   head_fcnet_hiddens=[]))
+        .rl_module(model_config=model_config)
         .learners(num_learners=0)
         .resources(num_cpus_for_main_process=1)
         .reporting(min_sample_timesteps_per_iteration=s.steps_per_iteration, metrics_num_episodes_for_smoothing=20)
@@ -100,6 +144,13 @@ def rllib_config(problem: Problem, s: RLlibSettings | None = None, norm: Normali
         .callbacks(GreedyEvalCallback)
     )
     return cfg
+
+
+def quick_base_stock(problem: Problem) -> int:
+    """Best order-up-to level by a small Monte Carlo scan (anchors exploration; the torch trainer's scan)."""
+    from rl.dqn_torch import _quick_base_stock
+
+    return _quick_base_stock(problem)
 
 
 def module_to_qnetwork(module_or_state, problem: Problem, hidden=(64, 64), activation: str = "relu") -> QNetwork:
@@ -153,8 +204,9 @@ class GreedyEvalCallback(RLlibCallback):
         result["greedy_cost"] = _greedy_eval(algorithm)
 
 
-def train_rllib_dqn(problem: Problem, steps: int = 60_000, seed: int = 0, progress: bool = False,
-                    time_budget_s: float | None = None, settings: RLlibSettings | None = None) -> TrainedDQN:
+def train_rllib_dqn(problem: Problem, steps: int = 200_000, seed: int = 0, progress: bool = False,
+                    time_budget_s: float | None = 60.0, settings: RLlibSettings | None = None,
+                    base_stock_level: int | None = None) -> TrainedDQN:
     """One RLlib DQN run in this process (local Ray, 1 CPU); returns the best greedy network seen."""
     import ray
 
@@ -165,7 +217,8 @@ def train_rllib_dqn(problem: Problem, steps: int = 60_000, seed: int = 0, progre
     if not ray.is_initialized():
         ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
         started = True
-    algo = rllib_config(problem, s, norm).build_algo()
+    algo = rllib_config(problem, s, norm, base_stock_level).build_algo()
+    setup_seconds = round(time.perf_counter() - t0, 2)  # Ray start (when needed) and algorithm build
     hidden, act = tuple(s.hidden), s.activation
     bar = None
     if progress:
@@ -193,7 +246,7 @@ def train_rllib_dqn(problem: Problem, steps: int = 60_000, seed: int = 0, progre
                 since += 1
             if bar is not None:
                 bar.set_postfix(val_cost=f"{cost:.1f}", best=f"{best:.1f}", refresh=False)
-            if since >= s.patience:
+            if since >= s.patience and sampled >= s.min_steps:
                 reason = "no_improvement"
                 break
         if best_net is None:  # the budget ended before a first iteration: ship the current network
@@ -204,9 +257,20 @@ def train_rllib_dqn(problem: Problem, steps: int = 60_000, seed: int = 0, progre
         algo.stop()
         if started:
             ray.shutdown()
-    info = {"steps": sampled, "seconds": round(time.perf_counter() - t0, 2), "stop_reason": reason,
-            "best_validation_cost": best, "validation_replications": s.eval_replications}
-    return TrainedDQN(problem, best_net, norm, "rllib", history, info)
+    info = {"steps": sampled, "seconds": round(time.perf_counter() - t0, 2), "setup_seconds": setup_seconds,
+            "stop_reason": reason,
+            "best_validation_cost": best, "validation_replications": s.eval_replications,
+            "algorithm": s.algorithm, "targets": s.targets if s.algorithm == "counterfactual" else "sampled",
+            "settings": settings_dict(s)}
+    return TrainedDQN(problem, best_net, norm, trainer_name(s), history, info)
+
+
+def trainer_name(s: RLlibSettings) -> str:
+    return "rllib" if s.algorithm == "dqn" else f"rllib-{s.algorithm}"
+
+
+def settings_dict(s: RLlibSettings) -> dict:
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(s).items()}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -218,8 +282,10 @@ class GreedyPlateauStopper:
     """Tune stopper: a trial stops at its step budget or when greedy_cost has not improved for `patience`
     iterations (improvement = at least `rel_tol` relative)."""
 
-    def __init__(self, max_steps: int, patience: int, rel_tol: float = 1e-3, max_seconds: float | None = None):
+    def __init__(self, max_steps: int, patience: int, rel_tol: float = 1e-3, max_seconds: float | None = None,
+                 min_steps: int = 0):
         self.max_steps, self.patience, self.rel_tol, self.max_seconds = max_steps, patience, rel_tol, max_seconds
+        self.min_steps = min_steps
         self._best: dict[str, float] = {}
         self._since: dict[str, int] = {}
 
@@ -237,19 +303,19 @@ class GreedyPlateauStopper:
             return True
         if self.max_seconds is not None and result.get("time_total_s", 0) >= self.max_seconds:
             return True
-        return self._since.get(trial_id, 0) >= self.patience
+        return steps >= self.min_steps and self._since.get(trial_id, 0) >= self.patience
 
     def stop_all(self) -> bool:
         return False
 
 
-def _make_stopper(max_steps: int, patience: int, max_seconds: float | None):
+def _make_stopper(max_steps: int, patience: int, max_seconds: float | None, min_steps: int = 0):
     from ray.tune import Stopper
 
     class _Stopper(GreedyPlateauStopper, Stopper):
         pass
 
-    return _Stopper(max_steps, patience, max_seconds=max_seconds)
+    return _Stopper(max_steps, patience, max_seconds=max_seconds, min_steps=min_steps)
 
 
 def _trial_name(trial) -> str:
@@ -269,30 +335,39 @@ class TuneOutcome:
     error: str | None = None
     window: tuple[float, float] = (0.0, 0.0)  # (start, end) wall-clock timestamps of the trial
 
+    trainer: str = "rllib-tune"
+
     def trained(self) -> TrainedDQN:
         info = {"steps": self.steps, "seconds": self.seconds, "best_validation_cost": self.greedy_cost,
-                "checkpoint": self.checkpoint}
-        return TrainedDQN(self.problem, self.net, self.norm, "rllib-tune", [], info)
+                "checkpoint": self.checkpoint, "stop_reason": "tune", "window": list(self.window)}
+        return TrainedDQN(self.problem, self.net, self.norm, self.trainer, [], info)
 
 
 def tune_dqn(problems: dict[str, Problem], settings: RLlibSettings | None = None, storage_path=None,
-             max_concurrent: int = 2, max_seconds: float | None = None) -> list[TuneOutcome]:
+             max_concurrent: int = 2, max_seconds: float | None = None,
+             base_stock_levels: dict[str, int] | None = None) -> list[TuneOutcome]:
     """Train one DQN per instance, `max_concurrent` trials at a time (1 CPU each), seeded, checkpointing the
-    best greedy policy, stopped early on a plateau. Returns one outcome per instance (in input order)."""
+    best greedy policy, stopped early on a plateau. Returns one outcome per instance (in input order).
+
+    The trainable is the config's algorithm class (`CounterfactualDQN` by default, RLlib's `DQN` for
+    `algorithm="dqn"`); a grid over `env_config` makes one trial per instance (the module's mask and
+    exploration anchor are derived from each trial's env_config)."""
     import ray
     from ray import tune
-    from ray.rllib.algorithms.dqn import DQN
 
     s = settings or RLlibSettings()
     if not problems:
         raise ValueError("problems: need at least one instance")
+    if max_seconds is None:
+        max_seconds = s.time_budget_s
     names = list(problems)
-    base = rllib_config(next(iter(problems.values())), s)
-    env_configs = []
+    levels = dict(base_stock_levels or {})
+    env_configs, base = [], None
     for name in names:
         p = problems[name]
-        env_configs.append({"problem": p.to_dict(), "normalisation": default_normalisation(p).as_dict(),
-                            "name": name, "eval_replications": s.eval_replications})
+        cfg = rllib_config(p, s, base_stock_level=levels.get(name))
+        base = base or cfg
+        env_configs.append({**cfg.env_config, "name": name})
     param_space = base.to_dict()
     param_space["env_config"] = tune.grid_search(env_configs)  # one trial per instance
     started = False
@@ -302,14 +377,14 @@ def tune_dqn(problems: dict[str, Problem], settings: RLlibSettings | None = None
     storage = Path(storage_path or Path.cwd() / "ray_results").resolve()
     try:
         tuner = tune.Tuner(
-            DQN,
+            base.algo_class,
             param_space=param_space,
             tune_config=tune.TuneConfig(max_concurrent_trials=max_concurrent, reuse_actors=False,
                                         trial_name_creator=_trial_name, trial_dirname_creator=_trial_name),
             run_config=tune.RunConfig(
                 name=f"dqn_{int(time.time())}",
                 storage_path=str(storage),
-                stop=_make_stopper(s.total_steps, s.patience, max_seconds),
+                stop=_make_stopper(s.total_steps, s.patience, max_seconds, s.min_steps),
                 checkpoint_config=tune.CheckpointConfig(
                     num_to_keep=1, checkpoint_score_attribute="greedy_cost", checkpoint_score_order="min",
                     checkpoint_frequency=1, checkpoint_at_end=True),
@@ -338,8 +413,37 @@ def tune_dqn(problems: dict[str, Problem], settings: RLlibSettings | None = None
                           float(df["timestamp"].iloc[-1]))
             outcomes[name] = TuneOutcome(
                 name, problem, best_cost, int(result.metrics.get("num_env_steps_sampled_lifetime", 0)),
-                float(result.metrics.get("time_total_s", 0.0)), ckpt.path, net, norm, None, window)
+                float(result.metrics.get("time_total_s", 0.0)), ckpt.path, net, norm, None, window,
+                f"tune-{trainer_name(s)}")
         return [outcomes[n] for n in names if n in outcomes]
     finally:
         if started:
             ray.shutdown()
+
+
+def tune_per_instance(problems, settings: RLlibSettings | None = None, out_dir=None, max_concurrent: int = 2,
+                      storage_path=None, base_stock_levels: dict[str, int] | None = None) -> dict[str, TrainedDQN]:
+    """Per-instance DQNs trained in parallel through Tune (one trial per instance, 1 CPU each, early stopping on
+    the greedy policy's Monte Carlo cost, the best checkpoint kept), as `TrainedDQN`s: the same object the
+    torch trainer returns (`state_policy()`, `save(dir)` -> config.json + dqn_weights.pth, `summary()`), so
+    the Optimization Agent scores and ships them exactly as before.
+
+    problems: {name: Problem} (or a list, named "0", "1", ...). With `out_dir`, each instance's artifacts are
+    written to out_dir/<name>/. A failed trial raises RuntimeError naming the instance.
+    """
+    if not isinstance(problems, dict):
+        problems = {str(i): p for i, p in enumerate(problems)}
+    for name, p in problems.items():
+        if not isinstance(p, Problem):
+            raise TypeError(f"problems[{name!r}]: expected inventory.problem.Problem, got {type(p).__name__}")
+    outcomes = tune_dqn(problems, settings, storage_path=storage_path, max_concurrent=max_concurrent,
+                        base_stock_levels=base_stock_levels)
+    trained: dict[str, TrainedDQN] = {}
+    for o in outcomes:
+        if o.error is not None or o.net is None:
+            raise RuntimeError(f"problems[{o.name!r}]: the Tune trial failed: {o.error}")
+        t = o.trained()
+        if out_dir is not None:
+            t.save(Path(out_dir) / o.name)
+        trained[o.name] = t
+    return trained

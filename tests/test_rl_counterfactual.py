@@ -124,3 +124,19 @@ def test_short_rllib_run_learns_and_checkpoints_load(algo, tmp_path):
     loaded = module.forward_inference({"obs": obs})["actions"]
     assert torch.equal(live, loaded)
     assert loaded[2].item() == 0  # position 25 = max_inventory: the mask leaves only "order nothing"
+
+
+def test_vector_env_for_rllib_autoresets_on_the_next_step():
+    from rl.rllib_env import InventoryVectorEnv, make_env
+
+    p = _p()
+    env = make_env({"problem": p.to_dict(), "num_envs": 4})
+    assert isinstance(env, InventoryVectorEnv) and env.num_envs == 4
+    env.reset(seed=0)
+    for t in range(p.horizon):
+        obs, reward, term, trunc, info = env.step(np.zeros(4, np.int64))
+        assert term.all() == (t == p.horizon - 1) and not trunc.any()
+        assert info["demand"].shape == (4,) and np.allclose(-info["cost"] / env.norm.reward_scale, reward)
+    assert np.allclose(obs[:, -1], 1.0)  # the terminal observation (t = T)
+    obs, reward, term, _, info = env.step(np.zeros(4, np.int64))  # NEXT_STEP: the new episodes' first obs
+    assert (reward == 0).all() and not term.any() and info == {} and np.allclose(obs[:, -1], 0.0)
