@@ -397,7 +397,10 @@ class _Sweep:
             endpoint = (self.config.llm or {}).get("base_url") or "api.openai.com"
             limiter = ray.remote(num_cpus=0, max_restarts=-1)(RateLimiterActor).remote(
                 {endpoint: (rate_limit.rpm, rate_limit.tpm)})
-        worker_cls = ray.remote(num_cpus=0, max_concurrency=per_actor, max_restarts=-1)(DialogueWorker)
+        # a dead actor restarts; Ray re-runs its in-flight dialogues there (max_task_retries), and the driver
+        # resubmits what still fails (each dialogue is deterministic, so rework changes no row)
+        worker_cls = ray.remote(num_cpus=0, max_concurrency=per_actor, max_restarts=-1,
+                                max_task_retries=self.task_retries)(DialogueWorker)
         actors = [worker_cls.remote(self.cfg_json, self.runner, limiter) for _ in range(n_actors)]
         load = [0] * n_actors
         score_task = _remote(_finish_and_score, self.task_retries)
@@ -477,6 +480,7 @@ class _Sweep:
                     if attempt < 3:
                         s.infra_retries += 1
                         self.metrics.retry()
+                        time.sleep(0.5 * attempt)  # let a restarting actor come back
                         submit_dialogue(no, i, attempt + 1)
                     else:
                         b["failed"] = True

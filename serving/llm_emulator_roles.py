@@ -141,6 +141,9 @@ def _replayed_agent(user_messages: list[str]):
     return agent, turn
 
 
+_LLM_ACTIONS = ("ASK_NEXT_QUESTION", "ASK_CLARIFICATION", "TERMINATE")
+
+
 def _extractor(body: dict[str, Any], messages: list[dict[str, Any]]) -> RoleReply:
     from inventory.spec import PARAMETERS, format_value
 
@@ -158,8 +161,11 @@ def _extractor(body: dict[str, Any], messages: list[dict[str, Any]]) -> RoleRepl
         for name in clar.fields:
             if name in PARAMETERS:
                 table[name] = {"value": None, "status": "conflict"}
+    # the LLM backend's schema knows three actions; the offline agent may also confirm ("ASK_CONFIRMATION"),
+    # which to the model's schema is a clarification
+    action = turn.action if turn.action in _LLM_ACTIONS else "ASK_CLARIFICATION"
     reply = {"reasoning": f"offline rules replayed over {len(users)} message(s)", "updated_table": table,
-             "corrections": [], "action": turn.action, "next_prompt": turn.message}
+             "corrections": [], "action": action, "next_prompt": turn.message}
     return RoleReply("extractor", json.dumps(reply))
 
 
@@ -261,7 +267,7 @@ def _interpreter(body: dict[str, Any], messages: list[dict[str, Any]]) -> RoleRe
             kind = spec.get("type") if isinstance(spec, dict) else None
             value = numbers[i] if i < len(numbers) else 0
             if kind == "array":
-                args[name] = [int(x) for x in numbers[i + 1:]] if i < len(numbers) else []
+                args[name] = [int(x) for x in numbers[i:]]
             else:
                 args[name] = int(value) if kind == "integer" else value
         call = {"id": f"call_{_key([_text(last)])[:12]}", "type": "function",
