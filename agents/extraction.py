@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from agents.extraction_guard import check_message
 from agents.extraction_rules import ParseResult, parse_utterance
+from agents.extraction_text import normalise_text
 from agents.prompts import HINTS, OPENING, QUESTION_VARIANTS, QUESTIONS
 from inventory.demand import Demand
 from inventory.problem import ParameterError, Problem
@@ -32,6 +34,7 @@ from inventory.spec import PARAMETERS, ParameterTable, format_value, normalise_v
 
 __all__ = [
     "ACTION_CLARIFY",
+    "ACTION_CONFIRM",
     "ACTION_NEXT",
     "ACTION_TERMINATE",
     "AgentTurn",
@@ -42,11 +45,15 @@ __all__ = [
     "Proposal",
     "RuleBasedExtractor",
     "QUESTION_ORDER",
+    "parse_readback",
+    "readback",
 ]
 
 ACTION_NEXT = "ASK_NEXT_QUESTION"
 ACTION_CLARIFY = "ASK_CLARIFICATION"
 ACTION_TERMINATE = "TERMINATE"
+#: Before TERMINATE: the whole table read back in plain words, waiting for the manager's yes (or a correction).
+ACTION_CONFIRM = "ASK_CONFIRMATION"
 #: The order questions are asked in; risk tolerance is always last (the paper's rule).
 QUESTION_ORDER = tuple(p for p in PARAMETERS if p != "risk_tolerance") + ("risk_tolerance",)
 LABELS = {
@@ -116,6 +123,7 @@ class Clarification:
     message: str
     options: list[Option] = field(default_factory=list)
     attempts: int = 0
+    mean: float | None = None  # demand_spread: the daily mean already given
 
     def render(self) -> str:
         if not self.options:
@@ -183,8 +191,10 @@ class ExtractionAgent:
     """One interview. `start()` gives the opening; `step(message)` consumes a reply and returns the next turn."""
 
     def __init__(self, backend: ExtractionBackend | None = None, table: ParameterTable | None = None,
-                 on_log: Callable[[str, str], None] | None = None) -> None:
+                 on_log: Callable[[str, str], None] | None = None, confirm: bool = True) -> None:
         self.backend: ExtractionBackend = backend or RuleBasedExtractor()
+        self.confirm = confirm  # read the table back and wait for a yes before TERMINATE
+        self.confirming = False
         self.table = table or ParameterTable()
         self.asking: str | None = None
         self.pending: list[Clarification] = []
@@ -207,24 +217,36 @@ class ExtractionAgent:
         """Read one user message, update the table through the validator, and choose the next action."""
         if self.done:
             raise RuntimeError("the interview has terminated; start a new ExtractionAgent")
-        self._log("user", message)
+        self._log("user", message if isinstance(message, str) else repr(message))
+        refusal = check_message(message)
+        if refusal is not None:  # never read, never changes the table: a polite re-ask of the open question
+            return self._emit(AgentTurn(self.last_action or ACTION_NEXT, f"{refusal} {self._current_question()}",
+                                        reasoning="message not read: " + refusal, asking=self.asking))
         prefix: list[str] = []
         updated: dict[str, str] = {}
         reasoning = ""
-        if self.pending and self.pending[0].kind != "llm":
-            resolved = self._resolve(self.pending[0], message, updated)
+        if self.confirming and not self.pending:
+            turn = self._confirm_reply(message, updated, prefix)
+            if turn is not None:
+                return self._emit(turn)
+            reasoning = "correction at the read-back"
+        elif self.pending and self.pending[0].kind != "llm":
+            clar = self.pending[0]
+            resolved = self._resolve(clar, message, updated)
+            # whatever else the message says (an answer to an earlier question, a volunteered fact) is read too
+            self._extra_facts(message, clar, updated, prefix)
             if resolved is None:
-                clar = self.pending[0]
                 clar.attempts += 1
                 if clar.attempts >= _MAX_CLARIFY_ATTEMPTS and clar.options:
                     self._apply_option(clar.options[0], updated)
-                    self.pending.pop(0)
+                    self.pending.remove(clar)
                     prefix.append(f"I'll go with ({1}) {clar.options[0].label} for now; you can correct it later.")
-                else:
+                elif not updated:
                     return self._emit(AgentTurn(ACTION_CLARIFY, "Sorry, I didn't catch which one. " + clar.render(),
                                                 reasoning="clarification not resolved", asking=self.asking))
             else:
-                self.pending.pop(0)
+                if clar in self.pending:
+                    self.pending.remove(clar)
                 reasoning = f"clarification resolved: {resolved}"
         else:
             proposal = self.backend.propose(self, message)
@@ -233,6 +255,46 @@ class ExtractionAgent:
             self._backend_turn = (proposal.backend_action, proposal.backend_prompt)
         self._cross_checks()
         return self._emit(self._next_turn(prefix, updated, reasoning))
+
+    def _current_question(self) -> str:
+        if self.pending:
+            return self.pending[0].render()
+        if self.confirming:
+            return readback(self.table)
+        if self.asking is not None:
+            return self.question(self.asking)
+        return "Could you tell me about your business and the product you want to plan orders for?"
+
+    def _extra_facts(self, message: str, clar: Clarification, updated: dict[str, str], prefix: list[str]) -> None:
+        """Values for *other* fields in a clarification answer are read, not dropped (offline reader only)."""
+        if not isinstance(self.backend, RuleBasedExtractor):
+            return
+        parsed = parse_utterance(message, None, self.table.as_dict())
+        skip = set(clar.fields) | {"demand_type", "demand_distribution"} if clar.kind.startswith("demand") \
+            else set(clar.fields)
+        values = {k: v for k, v in parsed.values.items() if k not in skip and k not in updated
+                  and self.table.status(k) == "undefined"}
+        if not values:
+            return
+        extra = Proposal(values=values, notes=parsed.notes)
+        self._apply(extra, updated, prefix)
+
+    def _confirm_reply(self, message: str, updated: dict[str, str], prefix: list[str]) -> AgentTurn | None:
+        """The answer to the read-back: yes -> TERMINATE; corrections are applied (then read back again)."""
+        text = message.lower().strip()
+        proposal = self.backend.propose(self, message)
+        has_values = bool(proposal.values) or bool(proposal.conflicts) or proposal.demand_period is not None \
+            or bool(proposal.ambiguous) or proposal.demand_mean is not None
+        if not has_values and _AFFIRM.search(text) and not _DENY.search(text):
+            self.confirming = False
+            return self._terminate(prefix, updated, "confirmed by the manager")
+        if not has_values:
+            return AgentTurn(ACTION_CONFIRM, "What should I change? Tell me the field and the right value, e.g. "
+                             "'the lead time is 5 days'. Or say 'yes' if everything is right.",
+                             "read-back not confirmed", updated, None)
+        proposal.correction = True  # at the read-back every stated value is a correction
+        self._apply(proposal, updated, prefix)
+        return None
 
     def problem(self) -> Problem:
         return self.table.to_problem()
@@ -262,6 +324,7 @@ class ExtractionAgent:
             else:
                 prefix.append(f"No problem, a rough estimate is fine. {HINTS.get(self.asking, '')}".strip())
         values = dict(p.values)
+        prefix.extend(f"{n}." for n in p.notes if "per unit per" in n or " is " in n)
         for clar in [c for c in self.pending if c.kind == "llm"]:
             answered = [f for f in clar.fields if f in values and f not in p.flagged]
             if answered or (clar.fields[0] not in p.flagged and p.backend_action != ACTION_CLARIFY):
@@ -298,12 +361,37 @@ class ExtractionAgent:
                         f"(everything divided by {d.days})",
                         {"demand_distribution": d.scaled(), "demand_type": "random"},
                         r"scal|divide everything|together|proportional|plain|same every day")]))
+        if p.demand_mean is not None and "demand_distribution" not in values \
+                and not any(c.kind.startswith("demand") for c in self.pending):
+            self._ask_spread(p.demand_mean, p.demand_spread_cue or self.table.get("demand_type") == "random")
         for name, (lo, hi) in p.ambiguous.items():
             lo_i, hi_i = int(round(lo)), int(round(hi))
             self.pending.append(Clarification(
                 "ambiguous", [name], f"You said {lo_i} to {hi_i} for the {LABELS[name]}; I need one whole number.",
                 [Option(_show(name, lo_i), {name: lo_i}, value_of=name),
                  Option(_show(name, hi_i), {name: hi_i}, value_of=name)]))
+
+    def _ask_spread(self, mean: float, varies: bool) -> None:
+        """A daily mean without a spread: how demand varies decides the policy, so it is asked, not assumed."""
+        m = _fmt_num(mean)
+        n = max(0, round(mean))
+        if varies:
+            message = (f"You said about {m} a day and that it varies. How much does it swing - for example "
+                       f"'give or take 4', or 'between {max(0, n - 4)} and {n + 4}'? If you can't say, choose:")
+        else:
+            message = f"You said about {m} a day. Is that the same every day, or does it vary? Choose, or give " \
+                      f"me the spread (e.g. 'give or take 4'):"
+        options = [Option(f"it varies the way walk-in customers do: {m} a day on average, sometimes more, "
+                          f"sometimes less (a Poisson pattern)",
+                          {"demand_type": "random", "demand_distribution": f"poisson({m})"},
+                          r"random|vary|varies|variable|average|about|around|roughly|poisson|walk|depends|"
+                          r"swing|up and down|changes|differ|not the same|never the same")]
+        if not varies:
+            options.insert(0, Option(f"exactly {n} every day (deterministic)",
+                                     {"demand_type": "deterministic", "demand_distribution": str(n)},
+                                     r"same every|exactly|fixed|constant|always|determin|every day the same|steady"))
+        self.pending.append(Clarification("demand_spread", ["demand_distribution"], message, options,
+                                          mean=mean))
 
     def _offer(self, name: str, raw: Any, correction: bool, updated: dict[str, str]) -> None:
         try:
@@ -455,6 +543,12 @@ class ExtractionAgent:
     def _resolve(self, clar: Clarification, message: str, updated: dict[str, str]) -> str | None:
         text = message.lower()
         choice = _ordinal(text, len(clar.options))
+        if choice is None and clar.kind == "demand_spread":
+            fresh = self._spread_answer(clar, message)
+            if fresh is not None:
+                for name, value in fresh.items():
+                    self._force(name, value, updated)
+                return "demand spread given"
         if choice is None:
             hits = [i for i, o in enumerate(clar.options) if o.keywords and re.search(o.keywords, text)]
             if len(hits) == 1:
@@ -491,6 +585,18 @@ class ExtractionAgent:
         self._apply_option(clar.options[choice], updated)
         return clar.options[choice].label
 
+    def _spread_answer(self, clar: Clarification, message: str) -> dict[str, Any] | None:
+        """'give or take 3' (normal around the mean already given), 'between 5 and 13', or a whole new law."""
+        norm = normalise_text(message)
+        m = _SPREAD_ONLY.search(norm)
+        if m and clar.mean is not None:
+            return {"demand_type": "random", "demand_distribution": f"normal({_fmt_num(clar.mean)}, {m.group(1)})"}
+        parsed = parse_utterance(message, "demand_distribution", self.table.as_dict())
+        if "demand_distribution" in parsed.values:
+            dist = str(parsed.values["demand_distribution"])
+            return {"demand_type": "random" if "(" in dist else "deterministic", "demand_distribution": dist}
+        return None
+
     def _apply_option(self, option: Option, updated: dict[str, str]) -> None:
         for name, value in option.updates.items():
             self._force(name, value, updated)
@@ -498,6 +604,12 @@ class ExtractionAgent:
             self._penalty_per_day = False  # the manager has said how the penalty is charged
 
     def _force(self, name: str, value: Any, updated: dict[str, str]) -> None:
+        if self.table.status(name) == "defined":
+            try:
+                if _same(name, self.table.get(name), normalise_value(name, value, self.table.base_dir)):
+                    return  # already so: nothing to note
+            except ParameterError:
+                pass
         try:
             self.table.set(name, value)
         except ParameterError as exc:
@@ -536,9 +648,21 @@ class ExtractionAgent:
         if nxt is not None:
             self.asking = nxt
             return AgentTurn(ACTION_NEXT, f"{lead} {self.question(nxt)}".strip(), reasoning, updated, nxt)
+        if self.confirm:
+            self.confirming = True
+            self.asking = None
+            return AgentTurn(ACTION_CONFIRM, f"{lead} {readback(self.table)}".strip(), reasoning or "read-back",
+                             updated, None)
+        return self._terminate(prefix, updated, reasoning, lead)
+
+    def _terminate(self, prefix: list[str], updated: dict[str, str], reasoning: str, lead: str = "") -> AgentTurn:
         problem = self.table.to_problem()
         self.done = True
+        self.confirming = False
         self.asking = None
+        if self.confirm:
+            return AgentTurn(ACTION_TERMINATE, f"{lead} Thank you - I'll now compute the best ordering policy.".strip(),
+                             reasoning or str(problem.horizon), updated, None)
         summary = "; ".join(f"{LABELS[n]}: {_show(n, self.table.get(n))}" for n in PARAMETERS)
         return AgentTurn(ACTION_TERMINATE, f"{lead} Thank you, I have everything I need - {summary}. "
                          f"I'll now compute the best ordering policy.".strip(), reasoning or str(problem.horizon),
@@ -563,6 +687,70 @@ class ExtractionAgent:
         self.transcript.append((who, text))
         if self._on_log is not None:
             self._on_log(who, text)
+
+
+_AFFIRM = re.compile(r"^\W*(?:yes|yep|yeah|yup|ya|sure|correct|right|that'?s (?:all )?(?:right|correct|it)|"
+                     r"all (?:good|correct|right)|looks (?:good|right|fine)|perfect|confirm\w*|ok(?:ay)?|fine|"
+                     r"exactly|spot on|go ahead|all of it)\b")
+_DENY = re.compile(r"\b(?:no|nope|not|wrong|incorrect|change|mistake|isn't|aren't)\b")
+_SPREAD_ONLY = re.compile(r"(?:give or take|plus or minus|\+/-|standard deviation(?: of| is)?|\bsd\b(?: of| is)?|"
+                          r"by about|by around|by|swings? (?:by )?(?:about |around )?)\s*(\d+(?:\.\d+)?)")
+_GLOSS = {
+    ("state_transition_model", "lost_sale"): "customers who find you out of stock buy elsewhere",
+    ("state_transition_model", "backlog"): "customers wait for the next delivery",
+    ("perishability", "perishable"): "unsold units spoil at the end of the day",
+    ("perishability", "non_perishable"): "unsold units keep",
+    ("demand_type", "random"): "it varies from day to day",
+    ("demand_type", "deterministic"): "the same every day",
+}
+
+
+def _fmt_num(x: float) -> str:
+    return str(int(round(x))) if abs(x - round(x)) < 1e-9 else f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def _plain(name: str, value: Any) -> str:
+    """A table value with a plain-words gloss after ' - ' (the part before it is the value itself)."""
+    shown = _show(name, value)
+    gloss = _GLOSS.get((name, value))
+    if name == "demand_distribution" and isinstance(value, Demand):
+        gloss = {"poisson": f"on average {_fmt_num(value.mean)} a day, varying like walk-in customers",
+                 "normal": f"on average {_fmt_num(value.mean_param)} a day, give or take {_fmt_num(value.sd_param)}",
+                 "uniform": "any number in that range equally likely",
+                 "deterministic": "the same every day"}.get(value.kind)
+    if name == "risk_tolerance":
+        gloss = "on the scale from -10 (very risk averse) to 10 (risk seeking), 0 neutral"
+    return f"{shown} - {gloss}" if gloss else shown
+
+
+def readback(table: ParameterTable) -> str:
+    """The whole table in plain words, one line per field, ending with the confirmation question."""
+    lines = "\n".join(f"- {LABELS[n]}: {_plain(n, table.get(n))}" for n in PARAMETERS)
+    return ("Before I compute the policy, please check what I have:\n" + lines +
+            "\nIs all of this right? Say 'yes', or tell me what to change (e.g. 'no, the lead time is 5 days').")
+
+
+_READBACK_LINE = re.compile(r"^- (?P<label>[^:\n]+): (?P<value>.+)$", re.M)
+
+
+def parse_readback(text: str) -> dict[str, str]:
+    """{field: value as text} from a `readback` message (for simulated managers that check it)."""
+    by_label = {v: k for k, v in LABELS.items()}
+    out: dict[str, str] = {}
+    for m in _READBACK_LINE.finditer(text):
+        name = by_label.get(m.group("label").strip())
+        if name is None:
+            continue
+        value = m.group("value").split(" - ")[0].strip()
+        if name in ("state_transition_model", "perishability", "demand_type"):
+            value = value.replace(" ", "_")
+        elif name == "demand_distribution":
+            value = value.replace(" units per day", "")
+        else:
+            num = re.search(r"-?\d+(?:\.\d+)?", value)
+            value = num.group(0) if num else value
+        out[name] = value
+    return out
 
 
 def _describe(name: str) -> str:

@@ -2,7 +2,7 @@
 
 The corpus (tests/data/extraction_corpus.jsonl) holds manager utterances written independently of the
 imitator's templates, each with the question it answers and the table updates it should produce. Flags
-(`_unknown`, `_clarify` = demand_period / ambiguous / contradiction, `_penalty_per_day`, `_correction`,
+(`_unknown`, `_clarify` = demand_period / ambiguous / contradiction / demand_spread, `_penalty_per_day`, `_correction`,
 `_invalid`) count as fields too, so "it asked for a clarification when it should" is scored like a value.
 Spurious fields count as errors.
 """
@@ -61,6 +61,8 @@ def parsed_fields(result: ParseResult) -> dict[str, object]:
         out["_clarify"] = "ambiguous"
     elif result.conflicts:
         out["_clarify"] = "contradiction"
+    elif result.demand_mean is not None:
+        out["_clarify"] = "demand_spread"
     if result.penalty_per_day:
         out["_penalty_per_day"] = True
     if result.correction:

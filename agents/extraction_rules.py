@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from agents.extraction_text import Quantity, normalise_text, scan_quantities, split_sentences
+from agents.extraction_units import per_day, rate_note
 from inventory.spec import PARAMETERS
 
 __all__ = ["DemandPeriodChoice", "ParseResult", "parse_utterance", "INTEGER_FIELDS", "NUMERIC_FIELDS"]
@@ -78,10 +79,15 @@ class ParseResult:
     # one message, two different values for a field ("they wait ... they won't wait"): field -> the values in
     # the order said; such a field is left out of `values` and the agent asks which one is right
     conflicts: dict[str, list[object]] = field(default_factory=dict)
+    # a daily mean without any word on how demand varies ("we sell about 9 a day"): the agent asks for the
+    # spread instead of assuming Poisson; `demand_spread_cue` says the text called it variable ("it swings")
+    demand_mean: float | None = None
+    demand_spread_cue: bool = False
 
     @property
     def empty(self) -> bool:
-        return not (self.values or self.demand_period or self.ambiguous or self.conflicts)
+        return not (self.values or self.demand_period or self.ambiguous or self.conflicts
+                    or self.demand_mean is not None)
 
 
 def _fmt(x: float) -> str:
@@ -110,7 +116,7 @@ _ANCHORS: dict[str, str] = {
     "penalty_cost": r"penalt\w*|stock[\s-]?outs?|shortages?|\bshort\b|\blost\b|\blose\b|\bloss\b|\bmiss\w*|"
                     r"run(?:ning)? out|run(?:s|ning)? (?:dry|low)|sold out|sell out|out of stock|profit|margin|"
                     r"goodwill|\bwait\w*|delay\w*|\blate\b|"
-                    r"backorder\w*|unmet|disappoint\w*|\bempty\b|\bhit\b",
+                    r"backorder\w*|unmet|unfilled|unserved|disappoint\w*|\bempty\b|\bhit\b",
     "setup_cost": r"set[\s-]?up|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
                   r"plac\w*\s+(?:an\s+)?orders?|\bdelivery\b|deliveries|shipping|shipment|\btruck\b|\bfixed\b|"
                   r"\bflat\b|\bfees?\b|paperwork|admin\w*|ordering",
@@ -238,6 +244,8 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
     if kind in ("count", "bare") and q.period and not q.per_unit:
         return "demand_distribution", "suffix"  # "20 a day", "42 units a week"
     params = _KIND_PARAMS[kind]
+    if kind == "money" and q.period:
+        params = ("holding_cost", "penalty_cost")  # a fixed fee per order is never charged per day or month
     if kind == "bare" and not (-10 <= q.value <= 10 or q.value == int(q.value)):
         params = tuple(p for p in params if p != "risk_tolerance")
     near = _nearest(sentence, q, anchors, params)
@@ -256,7 +264,7 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
 
 
 # ---- keyword parameters ------------------------------------------------------------------------------
-_RANDOM_CUES = re.compile(r"\brandom\w*|\bvar(?:y|ies|iable|ied)\b|fluctuat\w*|unpredictab\w*|up and down|"
+_RANDOM_CUES = re.compile(r"\brandom\w*|\bswing\w*|\bbusy days?\b|quiet days?|\bvar(?:y|ies|iable|ied)\b|fluctuat\w*|unpredictab\w*|up and down|"
                           r"all over the place|changes? (?:from )?day to day|never the same|\bdiffer\w*|"
                           r"uncertain|stochastic|no (?:real )?pattern|you never know|some days|depends on the day|"
                           r"hard to predict|(?:not|isn't|never|n't) (?:really )?(?:constant|fixed|steady|the same|"
@@ -267,7 +275,8 @@ _DET_CUES = re.compile(r"same every day|same each day|every day the same|\bconst
                        r"no more(?:,)? no less|standing order|same (?:number|amount|quantity|order)(?: of \w+)? (?:every|each) "
                        r"(?:day|morning|evening|night|afternoon)|"
                        r"(?:a|per) day, every day")
-_PERISH_NON = re.compile(r"non[\s-]?perishable|not perishable|(?:don't|doesn't|do not|does not|won't|never|nothing)"
+_PERISH_NON = re.compile(r"(?:nothing|none of it|never)\s+(?:is |gets |ever )*(?:\w+\s+)?(?:thrown|wasted|binned|"
+                         r"discarded|throw|waste)|\bno waste\b|non[\s-]?perishable|not perishable|(?:don't|doesn't|do not|does not|won't|never|nothing)"
                          r" (?:\w+ )?(?:spoil|expire|go(?:es)? bad|go(?:es)? off|rot)|no expir\w*|"
                          r"keeps? for (?:years|months|ever|a long)|lasts? (?:for )?(?:years|months|forever|ages)|"
                          r"durable|canned|tinned|shelf[\s-]stable|long shelf life|shelf life of \d+ (?:years?|months?)|"
@@ -305,7 +314,10 @@ _LOST = re.compile(r"(?:won't|don't|do not|will not|never|can't|nobody|no one|no
                    r"lose the sale|sale is lost|sales are lost|walk (?:away|out|off)|go(?:es)? (?:to )?"
                    r"(?:elsewhere|somewhere else|another|a competitor|the competition|the shop down)|"
                    r"buy (?:it )?elsewhere|competitor|\bleave\w*|shop down the road|take their business|"
-                   r"don't come back|never come back|gone for good|\bgone\b")
+                   r"don't come back|never come back|gone for good|\bgone\b|"
+                   r"(?:down|across|up) the (?:street|road)|\bonline\b|amazon|"
+                   r"(?:another|other|the next|a different) (?:shop|store|place|supplier|seller)|"
+                   r"(?:miss|lose|lost) (?:out on )?(?:the|that) (?:sale|customer)|walk out|take their money")
 _LOST_PLAIN = re.compile(r"\blost[\s_-]?sales?\b|\blost\b")
 _UNKNOWN = re.compile(r"not sure|no idea|don't know|do not know|dunno|no clue|can't say|cannot say|hard to say|"
                       r"haven't a clue|not certain|couldn't tell|can't tell|no notion|beats me|don't have (?:that|"
@@ -346,9 +358,16 @@ def _perishability(sentence: str) -> str | None:
     return None
 
 
+_MIXED = re.compile(r"\bsome\b[^.;]{0,60}\b(?:others?|some|rest|most)\b|\bhalf\b|\bdepends\b|\bsometimes\b|"
+                    r"\ba few\b[^.;]{0,40}\b(?:others?|most)\b|\bmost\b[^.;]{0,60}\b(?:others?|some|a few)\b|"
+                    r"\bmixed\b|\bmix of\b|\bbit of both\b|\bboth\b")
+
+
 def _transition(sentence: str, has_money: bool, context: str | None) -> str | None:
     lost = _LOST.search(sentence)
     backlog = _BACKLOG.search(sentence)
+    if lost and backlog and _MIXED.search(sentence):
+        return "mixed"  # "some wait, others leave": the agent asks, never picks
     if lost and (not backlog or lost.start() <= backlog.start() or "wait" in lost.group(0)):
         return "lost_sale"
     if backlog:
@@ -410,6 +429,15 @@ def _demand(sentence: str, qs: list[Quantity], known: dict[str, object], out: Pa
     if family == "poisson" and not _POISSON_CUES.search(sentence) and not rnd:
         if det or known.get("demand_type") == "deterministic":
             family = "deterministic"
+    if family == "poisson" and not _POISSON_CUES.search(sentence):
+        # a mean and nothing about the spread: ask, never assume Poisson
+        if days != 1:
+            out.notes.append(f"{_fmt(mean)} per {period} is {_fmt(mean / days)} per day")
+        out.demand_mean = round(mean / days, 2)
+        out.demand_spread_cue = rnd
+        if rnd:
+            out.values.setdefault("demand_type", "random")
+        return
     if days != 1 and family in ("normal", "uniform"):
         usd = sd if sd is not None else math.sqrt(((high - low + 1) ** 2 - 1) / 12)  # type: ignore[operator]
         out.demand_period = DemandPeriodChoice(period, days, family, mean, usd, low, high)
@@ -437,12 +465,11 @@ def _demand(sentence: str, qs: list[Quantity], known: dict[str, object], out: Pa
 def _scalar(param: str, q: Quantity, out: ParseResult) -> None:
     value = q.value
     if param in MONEY_FIELDS and q.period and q.period != "day" and param != "setup_cost":
-        days = _PERIOD_DAYS[q.period]
-        out.notes.append(f"{param.replace('_', ' ')} of {_fmt(value)} per {q.period} is "
-                         f"{_fmt(value / days)} per day")
-        value = value / days
+        label = {"holding_cost": "A holding cost", "penalty_cost": "A shortage cost"}[param]
+        out.notes.append(rate_note(label, value, q.period))
+        value = per_day(value, q.period)
         if q.high is not None:
-            q.high = q.high / days
+            q.high = per_day(q.high, q.period)
     if param == "penalty_cost" and q.period:
         out.penalty_per_day = True
     if q.is_range and q.high is not None:
@@ -515,6 +542,10 @@ def parse_utterance(text: str, context: str | None = None, known: dict[str, obje
         seen.corrections.extend((i, m.start()) for m in _CORRECTION.finditer(padded))
         _parse_sentence(padded, context, known, out, seen)
     _keyword_conflicts(out, seen)
+    if out.demand_mean is not None and _POISSON_CUES.search(norm):  # "... 6 a day. Kind of a Poisson thing"
+        out.values.setdefault("demand_distribution", f"poisson({_fmt(out.demand_mean)})")
+        out.values.setdefault("demand_type", "random")
+        out.demand_mean = None
     if out.empty:
         if context == "perishability" and "perishability" not in out.values:
             if _YES.search(norm):
@@ -527,7 +558,7 @@ def parse_utterance(text: str, context: str | None = None, known: dict[str, obje
                 out.values["perishability"] = "non_perishable"  # "Screws and bolts."
         if context == "setup_cost" and re.match(r"^\W*(?:nothing|none|nil|nada|zilch)\b", norm):
             out.values["setup_cost"] = 0
-    has_value = bool(out.values) or out.demand_period is not None or bool(out.ambiguous) or bool(out.conflicts)
+    has_value = not out.empty
     out.unknown = not has_value and bool(_UNKNOWN.search(norm))
     out.question = not has_value and "?" in text and bool(_QUESTION.search(norm))
     out.correction = has_value and bool(_CORRECTION.search(norm))
@@ -638,6 +669,13 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             if "demand_distribution" not in out.values and "demand_distribution" not in out.conflicts:
                 out.demand_period = trial.demand_period
                 out.values.setdefault("demand_type", trial.values.get("demand_type", "random"))
+        elif trial.demand_mean is not None:
+            if "demand_distribution" not in out.values and "demand_distribution" not in out.conflicts \
+                    and out.demand_mean is None:
+                out.demand_mean, out.demand_spread_cue = trial.demand_mean, trial.demand_spread_cue
+                out.notes.extend(trial.notes)
+                if "demand_type" in trial.values:
+                    out.values.setdefault("demand_type", trial.values["demand_type"])
         elif "demand_distribution" in trial.values:
             if _offer("demand_distribution", trial.values["demand_distribution"], demand_how, demand_qs[0].start,
                       out, seen):
@@ -653,6 +691,9 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
     }
     for name, value in keyword.items():
         if value is None:
+            continue
+        if value == "mixed":  # both behaviours in one breath: a contradiction for the agent to ask about
+            seen.keywords.setdefault(name, []).extend([(seen.sentence, "backlog"), (seen.sentence, "lost_sale")])
             continue
         seen.keywords.setdefault(name, []).append((seen.sentence, value))
         if name not in out.values:

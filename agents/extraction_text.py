@@ -11,6 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from word2number import w2n
+
+from agents.extraction_typos import fix_typos
+
 __all__ = ["Quantity", "normalise_text", "scan_quantities", "split_sentences", "words_to_number"]
 
 _UNITS = {
@@ -24,42 +28,38 @@ _SCALES = {"hundred": 100, "thousand": 1000}
 _NUMWORD = "|".join([*_UNITS, *_TENS, *_SCALES])
 # a run of number words, e.g. "a hundred and fifty", "twenty-five", "two thousand"
 _WORD_RUN = re.compile(
-    rf"\b(?:(?:a|one)\s+(?=hundred|thousand))?(?:{_NUMWORD})(?:(?:\s+and\s+|[\s-]+)(?:{_NUMWORD}))*\b")
+    rf"\b(?:(?:a|one)\s+(?=hundred|thousand))?(?:{_NUMWORD})(?:(?:\s+and\s+|[\s-]+)(?:{_NUMWORD}))*"
+    rf"(?:\s+point\s+(?:{_NUMWORD}))?\b")
 # "one" is too often a pronoun ("each one", "keeping one in stock"): only convert it before a unit word
+_ONE_ITEM = re.compile(r"\b(?:keep|keeping|hold|holding|store|storing|stock|stocking|for|per|of|each|every|"
+                       r"with|on|lose|losing|sell|selling|miss|missing)\s+$")
 _ONE_OK = re.compile(r"\s*(?:day|days|week|weeks|month|months|year|years|quarter|unit|units|dollar|dollars)\b")
 
 
 def words_to_number(phrase: str) -> float | None:
-    """'a hundred and fifty' -> 150, 'twenty-five' -> 25; None when it is not a number phrase."""
+    """'a hundred and fifty' -> 150, 'twenty-five' -> 25 (word2number); None when it is not a number phrase."""
     tokens = [t for t in re.split(r"[\s-]+", phrase.lower()) if t and t != "and"]
-    if tokens and tokens[0] == "a":
+    if not tokens or any(t not in _UNITS and t not in _TENS and t not in _SCALES and t not in ("a", "point")
+                         for t in tokens):
+        return None
+    if tokens[0] == "a":
         tokens[0] = "one"
-    total, current, seen = 0, 0, False
-    for t in tokens:
-        if t in _UNITS:
-            current += _UNITS[t]
-        elif t in _TENS:
-            current += _TENS[t]
-        elif t == "hundred":
-            current = max(current, 1) * 100
-        elif t == "thousand":
-            total += max(current, 1) * 1000
-            current = 0
-        else:
-            return None
-        seen = True
-    return float(total + current) if seen else None
+    try:
+        return float(w2n.word_to_num(" ".join(tokens)))
+    except ValueError:
+        return None
 
 
 def _replace_word_numbers(text: str) -> str:
     def repl(m: re.Match[str]) -> str:
         phrase = m.group(0)
-        if phrase.strip() == "one" and not _ONE_OK.match(text, m.end()) and text.strip() != "one":
-            return phrase
+        if phrase.strip() == "one" and text.strip() != "one" and (
+                not _ONE_OK.match(text, m.end()) or _ONE_ITEM.search(text, max(0, m.start() - 30), m.start())):
+            return phrase  # "keep one unit on the shelf": an article, not a quantity
         value = words_to_number(phrase)
         if value is None:
             return phrase
-        return str(int(value))
+        return str(int(value)) if value == int(value) else f"{value:g}"
 
     return _WORD_RUN.sub(repl, text)
 
@@ -75,7 +75,10 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\b(?:the\s+)?(?:next|following)\s+(?:day|morning)\b", "1 day"),
     (r"\bovernight\b", "1 day"),
     (r"\bsame[\s-]day\b", "0 days"),
-    (r"\b(?:instantly|immediately|right away)\b", "0 days"),
+    # "right away" is a lead time only when it is about the delivery ("it arrives right away")
+    (r"\b(arriv\w*|deliver\w*|comes?|shows? up|get (?:it|them)|ships?|here)\s+(?:\w+\s+)?(?:instantly|immediately|"
+     r"right away|straight away)\b", r"\1 0 days"),
+    (r"\b(?:instantly|immediately|right away|straight away|right now|asap)\b", " soon "),
     (r"\bno lead[\s-]?time\b", "lead time 0 days"),
     (r"\b(?:a\s+)?fortnight\b", "14 days"),
     (r"\bhalf (?:a )?dozen\b", "6"),
@@ -104,7 +107,7 @@ _RATE_BEFORE = re.compile(r"(?:\d[^\s]*(?:\s+[a-z]+){0,3}|\b(?:units?|items?|pie
 def _a_period(text: str) -> str:
     out, last = [], 0
     for m in _A_PERIOD.finditer(text):
-        before = text[: m.start()]
+        before = text[max(0, m.start() - 80): m.start()]
         if _RATE_BEFORE.search(before):
             continue
         out.append(text[last: m.start()])
@@ -126,9 +129,32 @@ def _money_and_cents(m: re.Match[str]) -> str:
     return f"${int(dollars)}.{m.group(3)}"
 
 
+# list markers "1." "2)" "(3)" "a)" at the start of a line or after a sentence end are not quantities
+_LIST_MARKER = re.compile(r"(?:^|(?<=\n)|(?<=[.!?:;])\s)[ \t]*(?:\(?\d{1,2}[.)]|\(\d{1,2}\)|[-*\u2022])[ \t]+(?=\S)")
+# "ordering fee $7 Nothing is thrown away": a capitalised word after a word or number without punctuation
+# starts a new sentence (names of days, months and distributions excepted)
+_RUN_ON = re.compile(r"(?<=[a-z0-9%)])[ \t]+(?=(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|"
+                     r"January|February|March|April|May|June|July|August|September|October|November|December|"
+                     r"Poisson|Gaussian|Normal|Uniform|Christmas|Easter|I)\b)[A-Z][a-z])")
+# "a week... no wait, eight days", "oh wait, 6": the interjection is a correction cue, not customers waiting
+_INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm|um|uh)\s*,?\s*wait\b\s*[,.!:\-\u2026]*\s*|"
+                           r"(?:^\s*|(?<=[.!?])\s*)wait\s*[,!:\-\u2026]+\s*|"
+                           r"(?:\.{2,}|\u2026)\s*(?:no|sorry|actually)\b,?\s*|"
+                           r"\b(?:no|sorry)\s*,\s*(?:make (?:it|that)|i mean)\b,?\s*")
+
+
+def _prepare(text: str) -> str:
+    """Structure before case is lost: list markers removed, run-on sentences split."""
+    if len(_LIST_MARKER.findall(text)) >= 2:  # a list has two items at least; a lone "3." is an answer
+        text = _LIST_MARKER.sub(" ", text)
+    return _RUN_ON.sub(". ", text)
+
+
 def normalise_text(text: str) -> str:
     """Lower-case, rewrite idioms and number words into digits, keep positions meaningful for scanning."""
-    s = " " + str(text).lower().replace("\u2019", "'") + " "
+    s = " " + _prepare(str(text)).lower().replace("\u2019", "'") + " "
+    s = fix_typos(s)
+    s = _INTERJECTION.sub(". actually, ", s)
     for pattern, repl in _IDIOMS:
         s = re.sub(pattern, repl, s)
     s = _replace_word_numbers(s)
@@ -145,10 +171,29 @@ def normalise_text(text: str) -> str:
     return re.sub(r"[ \t]+", " ", s)
 
 
+_MAX_CLAUSE = 300
+_CLAUSE_CUT = re.compile(r",\s+|\s+(?:and|but|while|whereas|so)\s+|\s+")
+
+
 def split_sentences(text: str) -> list[str]:
-    """Sentences split on . ; ! ? (not decimal points), each keeping its own text."""
+    """Sentences split on . ; ! ? (not decimal points), each keeping its own text.
+
+    A run-on longer than 300 characters is cut at clause boundaries (comma, "and", "but", ...; at a space as a
+    last resort), so the work per sentence is bounded and reading stays linear in the message length.
+    """
     parts = re.split(r"(?<!\d)[.!?;](?!\d)|(?<=\d)[.!?;](?=\s|$)|\n+", text)
-    return [p for p in (x.strip() for x in parts) if p]
+    out: list[str] = []
+    for p in (x.strip() for x in parts):
+        while len(p) > _MAX_CLAUSE:
+            cuts = [m for m in _CLAUSE_CUT.finditer(p, 0, _MAX_CLAUSE) if m.start() > 0]
+            strong = [m for m in cuts if not m.group(0).isspace()]
+            cut = (strong or cuts or [None])[-1]
+            end, nxt = (cut.start(), cut.end()) if cut is not None else (_MAX_CLAUSE, _MAX_CLAUSE)
+            out.append(p[:end].strip())
+            p = p[nxt:].strip()
+        if p:
+            out.append(p)
+    return [p for p in out if p]
 
 
 @dataclass
@@ -258,7 +303,7 @@ def _single(sentence: str, m: re.Match[str]) -> Quantity:
     elif unit_word in _DUR_DAYS:
         kind = "duration"
         days = _DUR_DAYS[unit_word]
-    suffix_full = sentence[end:]
+    suffix_full = sentence[end: end + 160]
     clause_end = _BOUNDARY.search(suffix_full)
     suffix = (suffix_full[: clause_end.start()] if clause_end else suffix_full)[:60]
     prefix = sentence[max(0, m.start() - 60): m.start()]

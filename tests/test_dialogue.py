@@ -67,8 +67,9 @@ class _Result:
     ss_extra_cost_pct: float = 0.0
 
 
-ANSWERS = ["We plan 90 days ahead.", "It varies.", "About 6 a day.", "no", "they buy elsewhere",
-           "$0.5 per unit per day", "$5 per lost unit", "$20 per order", "3 days", "60 units", "40", "0"]
+ANSWERS = ["We plan 90 days ahead.", "It varies.", "About 6 a day.", "like walk-in customers, it varies", "no",
+           "they buy elsewhere", "$0.5 per unit per day", "$5 per lost unit", "$20 per order", "3 days", "60 units",
+           "40", "0", "yes"]
 
 
 def test_consult_in_process_with_piped_stdin(tmp_path):
@@ -100,7 +101,7 @@ def test_consult_subprocess_end_to_end(tmp_path):
     env = {**os.environ, "ASKOPT_LLM_BASE_URL": "", "OPENAI_BASE_URL": ""}
     proc = subprocess.run([sys.executable, "-m", "experiments.cli", "consult", "--out", str(tmp_path)],
                           input="\n".join([*ANSWERS, "no"]) + "\n", capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=120)
+                          env=env, timeout=400)
     assert proc.returncode == 0, proc.stderr
     assert "(s,S) policy" in proc.stdout or "order-up-to" in proc.stdout
     assert "Do you have any other questions?" in proc.stdout

@@ -1,12 +1,19 @@
 """The Information Extraction Agent's table discipline: validation, conflict rules, clarifications, ending."""
 
-from agents.extraction import ACTION_CLARIFY, ACTION_NEXT, ACTION_TERMINATE, QUESTION_ORDER, ExtractionAgent
+from agents.extraction import (
+    ACTION_CLARIFY,
+    ACTION_CONFIRM,
+    ACTION_NEXT,
+    ACTION_TERMINATE,
+    QUESTION_ORDER,
+    ExtractionAgent,
+)
 from inventory.spec import ParameterTable
 
 FULL = [
-    "We plan 90 days ahead.", "It varies from day to day.", "About 6 a day on average.", "No, nothing spoils.",
+    "We plan 90 days ahead.", "It varies from day to day.", "About 6 a day on average, Poisson.", "No, nothing spoils.",
     "They buy elsewhere.", "$0.50 per unit per day", "$5 per lost unit", "$20 per order", "3 days",
-    "We can store 60 units.", "At most 40 units per order.", "-2",
+    "We can store 60 units.", "At most 40 units per order.", "-2", "yes",
 ]
 
 
@@ -81,20 +88,21 @@ def test_deterministic_type_with_spread():
 
 
 def test_impossible_numbers_never_enter_the_table():
-    a, turns = _agent_with("We plan 90 days.", "random", "about 6 a day", "no", "lost sale",
+    a, turns = _agent_with("We plan 90 days.", "random", "about 6 a day, poisson", "no", "lost sale",
                            "-0.3 per unit per day")
     assert turns[-1].action == ACTION_CLARIFY and "holding cost" in turns[-1].message
     assert a.table.status("holding_cost") == "undefined"
     a.step("0.3 per unit per day")
     assert a.table.get("holding_cost") == 0.3
-    b, turns = _agent_with(*FULL[:-1], "15")
+    b, turns = _agent_with(*FULL[:-2], "15")
     assert turns[-1].action == ACTION_CLARIFY and b.table.status("risk_tolerance") == "undefined"
-    assert b.step("ok, use the end of the scale").action == ACTION_TERMINATE
+    assert b.step("ok, use the end of the scale").action == ACTION_CONFIRM
+    assert b.step("yes").action == ACTION_TERMINATE
     assert b.problem().risk_tolerance == 10
 
 
 def test_ambiguous_whole_number_is_clarified():
-    a, turns = _agent_with("We plan 90 days.", "random", "about 6 a day", "no", "lost sale", "$0.5 per unit per day",
+    a, turns = _agent_with("We plan 90 days.", "random", "about 6 a day, poisson", "no", "lost sale", "$0.5 per unit per day",
                            "$5 per lost unit", "$20 per order", "2 or 3 days")
     assert turns[-1].action == ACTION_CLARIFY and "(1) 2 days" in turns[-1].message
     a.step("3 days")
@@ -102,7 +110,7 @@ def test_ambiguous_whole_number_is_clarified():
 
 
 def test_unknown_twice_falls_back_to_announced_default():
-    a, turns = _agent_with("We plan 90 days.", "random", "about 6 a day", "no", "lost sale", "$0.5 per unit per day",
+    a, turns = _agent_with("We plan 90 days.", "random", "about 6 a day, poisson", "no", "lost sale", "$0.5 per unit per day",
                            "$5 per lost unit", "not sure", "no idea")
     assert "rough estimate" in turns[-2].message
     assert a.table.get("setup_cost") == 0.0 and "assume" in turns[-1].message

@@ -84,6 +84,8 @@ class HumanImitator:
     def reply(self, agent_message: str) -> str:
         """Answer one consultant message (a question, a clarification, or advice)."""
         self.turn += 1
+        if "Is all of this right?" in agent_message:  # the extraction agent's read-back of the whole table
+            return self._record(self._check_readback(agent_message))
         pr = self.profile
         impatient = self.turn > pr.patience_turns and self.rng.random() < pr.impatience
         kind = clarification_kind(agent_message)
@@ -102,6 +104,20 @@ class HumanImitator:
         if not impatient:
             self._decorate(parts, topics[:1])
         return self._record(" ".join(p for p in parts if p))
+
+    def _check_readback(self, message: str) -> str:
+        """A careful look at the read-back: 'yes', or the first wrong line corrected precisely."""
+        from agents.extraction import parse_readback
+        from agents.imitator.scoring import values_match
+        from inventory.spec import problem_values
+
+        truth = problem_values(self.ground_truth)
+        shown = parse_readback(message)
+        wrong = [f for f in PARAMETERS if f in shown and not values_match(f, shown[f], truth[f])]
+        if not wrong:
+            return "Yes, that's all correct."
+        self.revealed.add(wrong[0])
+        return "No - " + _lower_first(self._say(wrong[0], precise=True))
 
     # ---- answering ---------------------------------------------------------------------------------------
     def _answer(self, field: str, terse: bool = False) -> str:

@@ -1,0 +1,163 @@
+"""Issue 10's failure classes, one test per class (fresh wordings, not the held-out texts), plus hostile input
+and the read-back confirmation."""
+
+import pytest
+
+from agents.extraction import (
+    ACTION_CLARIFY,
+    ACTION_CONFIRM,
+    ACTION_NEXT,
+    ACTION_TERMINATE,
+    ExtractionAgent,
+    parse_readback,
+    readback,
+)
+from agents.extraction_guard import MAX_MESSAGE_CHARS, check_message
+from agents.extraction_rules import parse_utterance
+from agents.extraction_text import normalise_text, split_sentences
+from agents.extraction_typos import fix_typos
+from agents.extraction_units import per_day
+
+
+def test_two_numbers_for_two_fields_bind_clause_by_clause():
+    r = parse_utterance("the back room takes 90 and the wholesaler caps each order at 30")
+    assert r.values == {"max_inventory": 90, "max_order": 30} and not r.conflicts
+
+
+def test_run_on_without_full_stops_is_split_at_a_capital():
+    r = parse_utterance("setup fee $9 Nothing ever gets thrown away")
+    assert r.values == {"setup_cost": 9, "perishability": "non_perishable"} and not r.conflicts
+    assert "friday" in normalise_text("order on Monday it comes Friday")  # weekday names are not sentence starts
+
+
+def test_typos_are_fixed_only_for_unknown_words():
+    assert fix_typos("the delivrey is aprox 4 days, custmers wait") == \
+        "the delivery is approx 4 days, customers wait"
+    assert fix_typos("actually the shell is fine on the fifth") == "actually the shell is fine on the fifth"
+    assert parse_utterance("delivrey takes aprox 4 days").values == {"lead_time": 4}
+
+
+def test_monthly_holding_cost_is_converted_and_said_back():
+    assert per_day(3.0, "month") == pytest.approx(0.1) and per_day(36.5, "year") == pytest.approx(0.1)
+    r = parse_utterance("it costs us $3 a month to keep one item on the shelf")
+    assert r.values == {"holding_cost": 0.1}  # not a capacity of 1
+    assert any("per unit per month is $0.10 per unit per day" in n for n in r.notes)
+    a = ExtractionAgent()
+    a.start()
+    turn = a.step("Keeping one unit costs about $3 a month.")
+    assert "per unit per month is $0.10 per unit per day" in turn.message
+
+
+def test_cost_per_day_for_an_unmet_order_is_a_shortage_cost():
+    r = parse_utterance("every unfilled order costs us $2 per day")
+    assert r.values == {"penalty_cost": 2} and r.penalty_per_day
+
+
+def test_mean_only_demand_is_asked_not_assumed():
+    for text in ("we sell 60 a day", "about 9 a day, it swings a lot"):
+        r = parse_utterance(text)
+        assert "demand_distribution" not in r.values and r.demand_mean is not None
+    a = ExtractionAgent()
+    a.start()
+    t = a.step("about 9 a day, it swings a lot")
+    assert t.action == ACTION_CLARIFY and "swing" in t.message and a.table.status("demand_distribution") == \
+        "undefined"
+    a.step("give or take 3")
+    assert a.table.get("demand_distribution").describe() == "normal(9, 3)"
+    b = ExtractionAgent()
+    b.start()
+    b.step("we sell 60 a day")
+    b.step("exactly that, every day the same")
+    assert b.table.get("demand_type") == "deterministic" and b.table.get("demand_distribution").mean == 60
+
+
+def test_colloquial_lost_sale_and_mixed_behaviour():
+    assert parse_utterance("they just buy it down the street").values == {"state_transition_model": "lost_sale"}
+    r = parse_utterance("some customers wait for it, others leave")
+    assert r.conflicts == {"state_transition_model": ["backlog", "lost_sale"]} and not r.values
+
+
+def test_correction_inside_a_message_and_short_answers_to_a_clarification():
+    r = parse_utterance("a week... no wait, eight days", "lead_time")
+    assert r.values == {"lead_time": 8}
+    assert "state_transition_model" not in r.values  # "wait" here is not customers waiting
+    a = ExtractionAgent()
+    a.start()
+    a.step("Delivery takes 2 or 3 days.")
+    a.step("go with 3")
+    assert a.table.get("lead_time") == 3
+    b = ExtractionAgent()
+    b.start()
+    b.step("Delivery takes 2 or 3 days.")
+    b.step("the second, to be safe")
+    assert b.table.get("lead_time") == 3
+
+
+def test_answers_given_while_a_clarification_is_open_are_kept():
+    a = ExtractionAgent()
+    a.start()
+    a.step("Delivery takes 2 or 3 days.")
+    a.step("3. Oh and we plan 60 days ahead")
+    assert a.table.get("lead_time") == 3 and a.table.get("time_horizon") == 60
+
+
+def test_list_markers_and_right_away_are_not_numbers():
+    r = parse_utterance("1. We want to start right away.\n2. It's a bike shop.", "time_horizon")
+    assert r.values == {}
+    assert parse_utterance("it arrives right away", "lead_time").values == {"lead_time": 0}
+    assert parse_utterance("We plan 90 days ahead and I need the plan right away").values == {"time_horizon": 90}
+
+
+@pytest.mark.parametrize("message", ["", "   ", "\U0001F600\U0001F600\U0001F44D", "x" * 10_240,
+                                     "Nous vendons vingt unites par jour", "Wir verkaufen 20 Stück pro Tag",
+                                     "我们每天卖二十个"])
+def test_hostile_input_gets_a_polite_reask_and_no_table_change(message):
+    a = ExtractionAgent()
+    a.start()
+    a.step("We plan 90 days ahead.")
+    before = a.table.as_dict()
+    asking = a.asking
+    t = a.step(message)
+    assert a.table.as_dict() == before and t.asking == asking
+    assert check_message(message) is not None and check_message(message) in t.message
+    assert "?" in t.message  # the open question is asked again
+
+
+def test_long_message_limit_is_stated():
+    assert f"{MAX_MESSAGE_CHARS:,}" in check_message("a" * (MAX_MESSAGE_CHARS + 1))
+    assert check_message("20") is None and check_message("yes") is None
+
+
+def test_long_run_on_is_cut_into_bounded_clauses():
+    text = "we sell 20 a day and " * 500
+    assert max(len(s) for s in split_sentences(text)) <= 300
+
+
+FULL = ["We plan 90 days ahead.", "It varies from day to day.", "About 6 a day, Poisson.", "No, nothing spoils.",
+        "They buy elsewhere.", "$0.50 per unit per day", "$5 per lost unit", "$20 per order", "3 days",
+        "We can store 60 units.", "At most 40 units per order.", "0"]
+
+
+def test_readback_before_terminate_and_a_correction_fixes_it():
+    a = ExtractionAgent()
+    a.start()
+    turns = [a.step(m) for m in FULL]
+    t = turns[-1]
+    assert t.action == ACTION_CONFIRM and not a.done and "lead time: 3 days" in t.message
+    assert parse_readback(t.message)["lead_time"] == "3" and parse_readback(t.message)["state_transition_model"] \
+        == "lost_sale"
+    t = a.step("no, the lead time is 5")
+    assert a.table.get("lead_time") == 5 and t.action == ACTION_CONFIRM and "lead time: 5 days" in t.message
+    t = a.step("maybe")
+    assert t.action == ACTION_CONFIRM and "What should I change" in t.message
+    t = a.step("yes, that's right")
+    assert t.action == ACTION_TERMINATE and a.done and a.problem().lead_time == 5
+    assert readback(a.table).count("\n- ") == 12
+
+
+def test_confirmation_can_be_switched_off():
+    a = ExtractionAgent(confirm=False)
+    a.start()
+    turns = [a.step(m) for m in FULL]
+    assert turns[-1].action == ACTION_TERMINATE
+    assert [t.action for t in turns[:-1]].count(ACTION_NEXT) >= 10
