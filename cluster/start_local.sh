@@ -35,18 +35,21 @@ print(*ports)
 PYEOF
 )"
 mkdir -p "$TMP"
+# Written before `ray start`, so cluster/stop_local.sh can find a half-started cluster by its GCS address too.
+cat >"$TMP/askopt-cluster.env" <<ENVEOF
+export RAY_AUTH_MODE=$RAY_AUTH_MODE
+export RAY_ADDRESS=http://127.0.0.1:$DASH
+export ASKOPT_RAY_GCS=127.0.0.1:$GCS
+export ASKOPT_RAY_METRICS=127.0.0.1:$METRICS
+ENVEOF
 "$RAY" start --head --num-cpus "$NUM_CPUS" --temp-dir "$TMP" --port "$GCS" \
     --include-dashboard true --dashboard-host 127.0.0.1 --dashboard-port "$DASH" \
     --dashboard-agent-listen-port "$AGENT" --dashboard-agent-grpc-port "$AGENT_GRPC" \
     --metrics-export-port "$METRICS" --node-manager-port "$NODE_MGR" --object-manager-port "$OBJ_MGR" \
     --runtime-env-agent-port "$RT_ENV" --disable-usage-stats
-cat >"$TMP/askopt-cluster.env" <<ENVEOF
-export RAY_AUTH_MODE=$RAY_AUTH_MODE
-export RAY_ADDRESS=http://127.0.0.1:$DASH
-export ASKOPT_RAY_GCS=127.0.0.1:$GCS
-ENVEOF
 echo
 echo "Ray head started (RAY_AUTH_MODE=$RAY_AUTH_MODE, $NUM_CPUS CPUs, temp dir $TMP)."
 echo "Dashboard (metrics: askopt_study_*): http://127.0.0.1:$DASH     GCS: 127.0.0.1:$GCS"
-echo "Submit a study:  source $TMP/askopt-cluster.env && .venv/bin/askopt submit -- askopt study --instances 70 --trials 3 --out runs/big --address \$ASKOPT_RAY_GCS"
+echo "Submit a study:  source $TMP/askopt-cluster.env && .venv/bin/askopt submit -- askopt study --instances 70 --trials 3 --out $PWD/runs/big --address auto"
+echo "Monitoring:      cluster/start_monitoring.sh   (Prometheus scraping this cluster, if installed)"
 echo "Stop it:         cluster/stop_local.sh"
