@@ -16,6 +16,25 @@ demand quantile (mass below is lumped). Past `max_states` / `max_work`, the answ
 Backlog without perishability has an exact one-dimensional reduction: the cost charged in period t+L is a
 function of the inventory position after ordering in period t, so the DP runs on the position alone
 (any lead time).
+
+Equations (reduced state s = (A, x2..xL), A = on-hand + arriving order, q the order placed now):
+    V_t(A, x2..xL) = c(A) + min_{0 <= q <= room} [ K 1{q > 0} + E V_{t+1}(I'(A, D) + x2, x3..xL, q) ]
+with c(A) = E[h (A - D)^+ + b (D - A)^+] and I' the next on-hand (`dynamics.settle`), room the order cap
+(`dynamics.room`). The long-run average cost g solves h(s) + g = T h(s) (relative value iteration, with the
+Odoni bounds min_s (T h - h) <= g <= max_s (T h - h) as the stopping rule; Puterman 1994, sec. 8.5).
+References: Zipkin (2008), "Old and new methods for lost-sales inventory systems", Oper. Res. 56(5);
+Zipkin (2000), "Foundations of Inventory Management", ch. 9; Bijvank & Vis (2011), EJOR 215.
+
+Statuses: "solved" (the optimum does not press on a bound tighter than the problem's own caps, and RVI met
+its tolerance); "bounded" (after the last bound doubling, or when the next doubling is intractable, the
+optimum still presses on a bound: `gap` estimates the cost still to gain, the improvement the last doubling
+gave); "not converged" (RVI stopped at max_iter: `optimal_cost` is the midpoint of the Odoni bounds and
+`gap` their width, which bounds the error); "intractable".
+
+Speed. The minimise-over-orders pass is a compiled kernel (`_fused_min`, numba) that reads the continuation
+W[a, rest, q] in place (no transposed copy) and adds c(A); the numpy `_min_over_orders` stays as the
+reference it is tested against. Average-cost solves after a bound doubling start from the previous relative
+values embedded in the larger grid (warm start).
 """
 
 from __future__ import annotations
@@ -27,7 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from inventory.dynamics import settle
+from inventory.dynamics import clamp, cost_of, expected_period_cost, order_room, settle, whole_units
 from inventory.policies import Policy, StatePolicy
 from inventory.problem import Problem
 
@@ -41,9 +60,12 @@ class Intractable(Exception):
         super().__init__(f"intractable: {_short(states)} states ({reason})")
 
 
+STATUSES = ("solved", "bounded", "not converged", "intractable")
+
+
 @dataclass
 class DPResult:
-    status: str  # "solved" | "intractable"
+    status: str  # one of STATUSES (see the module docstring)
     states: int
     optimal_cost: float | None
     seconds: float
@@ -51,14 +73,19 @@ class DPResult:
     policy: Policy | None = None
     reason: str = ""
     bounds: dict = field(default_factory=dict)
+    gap: float | None = None  # "bounded": estimated cost still to gain; "not converged": Odoni bound width
 
     def as_dict(self) -> dict:
-        return {
+        d = {
             "status": self.status,
             "states": _reportable(int(self.states)),
             "optimal_cost": self.optimal_cost,
             "seconds": round(self.seconds, 4),
         }
+        if self.status in ("bounded", "not converged"):
+            d["gap"] = self.gap
+            d["reason"] = self.reason
+        return d
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -143,6 +170,17 @@ class _Model:
     c: np.ndarray  # (A,): expected holding + penalty cost given available a
     rest_sum: np.ndarray  # (Q^(L-1),): x2+..+xL for each flattened rest index
     K: float
+    cap: np.ndarray | None = None  # (A, rest): the order room, -1 where the state is above the position bound
+
+    def __post_init__(self):
+        if self.cap is None:
+            self.cap = _order_caps(self.b, self.rest_sum)
+
+
+def _order_caps(b: Bounds, rest_sum: np.ndarray) -> np.ndarray:
+    """Largest order per reduced state (`dynamics.order_room` under the DP's bounds), -1 if infeasible."""
+    position = np.arange(b.lo, b.hi + 1)[:, None] + rest_sum[None, :]
+    return np.where(position <= b.hi, order_room(position, b.qmax, b.hi), -1).astype(np.int64)
 
 
 def _build(problem: Problem, b: Bounds) -> _Model:
@@ -151,12 +189,12 @@ def _build(problem: Problem, b: Bounds) -> _Model:
     dmax = max(problem.demand.support_max(1e-13), b.hi - b.lo + 1)
     p = problem.demand.pmf(dmax)
     d = np.arange(dmax + 1)
-    nxt, held, short, _ = settle(values[:, None], d[None, :], problem.lost_sales, problem.perishable)
+    nxt, _, _, _ = settle(values[:, None], d[None, :], problem.lost_sales, problem.perishable)
     nxt = np.clip(nxt, b.lo, b.hi) - b.lo  # backlog beyond the truncation is lumped at the floor
     M = np.zeros((A, A))
     rows = np.broadcast_to(np.arange(A)[:, None], nxt.shape)
     np.add.at(M, (rows, nxt), np.broadcast_to(p, nxt.shape))
-    c = problem.holding_cost * (held @ p) + problem.penalty_cost * (short @ p)
+    c = expected_period_cost(problem, values, p)
     L = problem.lead_time
     if L >= 2:
         grids = np.indices((b.Q,) * (L - 1)).reshape(L - 1, -1)
@@ -202,20 +240,30 @@ def _continuation(m: _Model, F: np.ndarray) -> np.ndarray:
     return W.reshape(A, -1, Q)  # (a, [x2..xL], q): the shift is x2 (L >= 2) or q (L = 1)
 
 
-def _best_order(m: _Model, W: np.ndarray, policy_q: np.ndarray | None = None):
-    """Minimise K*1{q>0} + W over feasible q, or evaluate the given orders; returns (value, q)."""
-    b = m.b
-    values = np.arange(b.lo, b.hi + 1)[:, None]
-    cap = np.minimum(b.hi - values - m.rest_sum[None, :], b.qmax)  # (A, rest)
-    feasible = cap >= 0
-    capc = np.clip(cap, 0, b.qmax)
+def _best_order(m: _Model, W: np.ndarray, policy_q: np.ndarray | None = None, c: np.ndarray | None = None):
+    """c[a] + min over feasible q of K*1{q>0} + W[a, rest, q] (or the given orders); returns (value, q).
+
+    Infeasible states (above the position bound) get c + BIG. The minimisation runs in the fused compiled
+    pass; `c` defaults to zeros.
+    """
+    cap = m.cap
+    c = np.zeros(cap.shape[0]) if c is None else c
     if policy_q is not None:
-        q = np.clip(policy_q, 0, capc)
+        q = clamp(policy_q, np.maximum(cap, 0))
         val = np.take_along_axis(W, q[..., None], axis=-1)[..., 0] + m.K * (q > 0)
-    else:
-        val, q = _min_over_orders(W, capc, m.K)
-    val = np.where(feasible, val, BIG)
-    return val, np.where(feasible, q, 0)
+        val = np.where(cap >= 0, val, BIG)
+        return c[:, None] + val, np.where(cap >= 0, q, 0)
+    from inventory.kernel_dp import fused_min
+
+    return fused_min(W, cap, m.K, c)
+
+
+def _best_order_reference(m: _Model, W: np.ndarray, c: np.ndarray | None = None):
+    """The numpy reference of the fused pass (tests): same value and the same (smallest) minimising q."""
+    cap = m.cap
+    c = np.zeros(cap.shape[0]) if c is None else c
+    val, q = _min_over_orders(W, np.maximum(cap, 0), m.K)
+    return c[:, None] + np.where(cap >= 0, val, BIG), np.where(cap >= 0, q, 0)
 
 
 def _min_over_orders(W: np.ndarray, cap: np.ndarray, K: float) -> tuple[np.ndarray, np.ndarray]:
@@ -245,9 +293,34 @@ def _backup(m: _Model, F_next: np.ndarray, policy_q=None):
     p = m.problem
     if p.lead_time == 0:
         return _backup_l0(m, F_next[:, 0], policy_q)
+    if p.lead_time >= 2 and policy_q is None:
+        return _backup_by_shift(m, F_next)
     W = _continuation(m, F_next)
-    U, q = _best_order(m, W, policy_q)
-    return m.c[:, None] + U, q
+    return _best_order(m, W, policy_q, m.c)
+
+
+def _backup_by_shift(m: _Model, F: np.ndarray):
+    """The optimising backup for L >= 2, one next-pipeline shift x2 at a time.
+
+    For shift x2 the continuation of every state (a, x2, x3..xL) and order q is one product
+    Wx = M @ F[x2 : x2 + A] (rows of F are contiguous: no gathered copy), read at once by the fused compiled
+    minimisation; Wx (A x Q^(L-1)) is reused across shifts, so the full W (Q times larger) never exists.
+    Identical to `_best_order(m, _continuation(m, F), None, m.c)` (tested).
+    """
+    from inventory.kernel_dp import fused_min_into
+
+    A, Q = m.b.A, m.b.Q
+    cols = F.shape[1]
+    inner = cols // Q  # states of (x3..xL)
+    Fpad = np.vstack([F, np.full((Q, cols), BIG)])
+    val = np.empty((A, cols))
+    q = np.empty((A, cols), dtype=np.int64)
+    Wx = np.empty((A, cols))
+    for x2 in range(Q):
+        np.matmul(m.M, Fpad[x2:x2 + A], out=Wx)  # Wx[a, (x3..xL, q)]
+        part = slice(x2 * inner, (x2 + 1) * inner)
+        fused_min_into(Wx.reshape(A, inner, Q), m.cap[:, part], m.K, m.c, val[:, part], q[:, part])
+    return val, q
 
 
 def _backup_l0(m: _Model, V_next: np.ndarray, policy_q=None):
@@ -271,12 +344,11 @@ def _position_model(problem: Problem, b: Bounds):
     values = np.arange(b.lo, b.hi + 1)
     dmax = max(problem.demand.support_max(1e-13) * (L + 1), b.hi - b.lo + 1)
     pL = _pmf_n(problem, L + 1, dmax)
-    d = np.arange(dmax + 1)
-    _, held, short, _ = settle(values[:, None], d[None, :], False, False)
-    G = problem.holding_cost * (held @ pL) + problem.penalty_cost * (short @ pL)
+    G = expected_period_cost(problem, values, pL)  # charged L periods later, by the position after ordering
     p1 = problem.demand.pmf(max(problem.demand.support_max(1e-13), b.hi - b.lo + 1))
     d1 = np.arange(p1.size)
-    nxt = np.clip(values[:, None] - d1[None, :], b.lo, b.hi) - b.lo
+    nxt, _, _, _ = settle(values[:, None], d1[None, :], False, False)  # backlog: the position moves by -D
+    nxt = np.clip(nxt, b.lo, b.hi) - b.lo  # beyond the truncation lumped at the floor
     M = np.zeros((b.A, b.A))
     np.add.at(M, (np.broadcast_to(np.arange(b.A)[:, None], nxt.shape), nxt), np.broadcast_to(p1, nxt.shape))
     return G, M
@@ -307,25 +379,91 @@ def solve(
     bounds: Bounds | None = None,
     tol: float = 1e-7,
     max_iter: int = 20_000,
+    doublings: int = 8,
 ) -> DPResult:
-    """Optimal cost and policy; `objective` finite (total over the horizon) or average (per period)."""
+    """Optimal expected cost and an optimal policy by dynamic programming.
+
+    Parameters
+    ----------
+    problem : the inventory problem (horizon T, demand D, h, b, K, lead time L, caps).
+    objective : "finite" (minimum expected total cost over T periods from the initial state) or "average"
+        (minimum long-run average cost per period g, by relative value iteration).
+    max_states, max_work : tractability ceilings on the reduced state count and on the flops of the solve.
+    bounds : explicit truncation bounds (no doubling); default `default_bounds`, doubled up to `doublings`
+        times while the optimal policy presses on them.
+    tol, max_iter : relative value iteration stops when the Odoni bounds are within tol (relative) or after
+        max_iter backups.
+
+    Returns
+    -------
+    DPResult with status "solved", "bounded" (gap = improvement the last doubling gave, an estimate of what
+    wider bounds could still gain; None when no doubling was possible), "not converged" (optimal_cost = the
+    midpoint of the Odoni bounds, gap = their width) or "intractable" (states = the full state count).
+
+    Zipkin (2008) Table 1 values are reproduced to 0.005 (tests/test_inventory_dp.py, benchmarks/bench_dp.py).
+    """
     if objective not in ("finite", "average"):
         raise ValueError(f"objective: {objective!r} is not allowed; allowed: finite, average")
+    from inventory.kernel_dp import single_threaded_blas
+
+    with single_threaded_blas():
+        return _solve(problem, objective, max_states, max_work, bounds, tol, max_iter, doublings)
+
+
+def _solve(problem, objective, max_states, max_work, bounds, tol, max_iter, doublings) -> DPResult:
     t0 = time.perf_counter()
     b = _cap_bounds(problem, bounds or default_bounds(problem))
-    for _ in range(8):
+    sol, prev, states, prev_b = None, None, 0, None
+    for attempt in range(doublings + 1):
         try:
             states = _check_tractable(problem, b, objective, max_states, max_work)
         except Intractable as exc:
-            return DPResult("intractable", exc.states, None, time.perf_counter() - t0, objective, reason=str(exc))
-        cost, policy, tables, hit = _solve_with(problem, b, objective, tol, max_iter)
-        if not hit or bounds is not None:
-            return DPResult(
-                "solved", states, cost, time.perf_counter() - t0, objective, policy,
-                bounds={"lo": b.lo, "hi": b.hi, "qmax": b.qmax},
-            )
+            if sol is None:
+                return DPResult("intractable", exc.states, None, time.perf_counter() - t0, objective,
+                                reason=str(exc))
+            b = prev_b  # the wider bounds are out of reach: report the last solve as bounded
+            break
+        warm = None if sol is None else _embed(sol.F, prev_b, b, problem)
+        prev, sol, prev_b = sol, _solve_with(problem, b, objective, tol, max_iter, warm), b
+        if not sol.converged:
+            return DPResult("not converged", states, sol.cost, time.perf_counter() - t0, objective, sol.policy,
+                            reason=f"relative value iteration stopped after {max_iter} backups; the average cost "
+                                   f"is within +-{sol.width / 2:.3g} of the reported value",
+                            bounds=_bounds_dict(b), gap=sol.width)
+        if not sol.hit:
+            return DPResult("solved", states, sol.cost, time.perf_counter() - t0, objective, sol.policy,
+                            bounds=_bounds_dict(b))
+        if bounds is not None or attempt == doublings:
+            break
         b = _cap_bounds(problem, Bounds(b.lo * 2, b.hi * 2, b.qmax * 2))
-    return DPResult("solved", states, cost, time.perf_counter() - t0, objective, policy)
+    gap = None if prev is None else abs(prev.cost - sol.cost)
+    why = "explicit bounds" if bounds is not None else "bounds could not be widened further"
+    return DPResult("bounded", states, sol.cost, time.perf_counter() - t0, objective, sol.policy,
+                    reason=f"the optimal policy still presses on a truncation bound ({why}); the cost is an upper "
+                           "bound on the optimum" + ("" if gap is None else f", the last doubling gained {gap:.3g}"),
+                    bounds=_bounds_dict(b), gap=gap)
+
+
+def _bounds_dict(b: Bounds) -> dict:
+    return {"lo": b.lo, "hi": b.hi, "qmax": b.qmax}
+
+
+def _embed(F: np.ndarray | None, old: Bounds, new: Bounds, problem: Problem) -> np.ndarray | None:
+    """Warm start: relative values on the old grid carried to the new one (nearest old state; states that
+    were outside the old bounds start from the largest finite old value)."""
+    if F is None:
+        return None
+    F = np.where(F < BIG / 10, F, np.nan)
+    F = np.where(np.isnan(F), np.nanmax(F) if np.any(np.isfinite(F)) else 0.0, F)
+    a = np.clip(np.arange(new.lo, new.hi + 1) - old.lo, 0, old.A - 1)
+    L = problem.lead_time
+    if F.ndim == 1 or _position_mode(problem):
+        return F.reshape(old.A, -1)[a, 0].reshape(-1) if F.ndim == 1 else F[a]
+    if L <= 1:
+        return F[a]
+    grid = np.indices((new.Q,) * (L - 1)).reshape(L - 1, -1)
+    r = np.ravel_multi_index(tuple(np.clip(grid, 0, old.qmax)), (old.Q,) * (L - 1))
+    return F[np.ix_(a, r)]
 
 
 def _check_tractable(problem, b, objective, max_states, max_work) -> int:
@@ -355,10 +493,21 @@ def _position_mode(problem: Problem) -> bool:
     return not problem.lost_sales and not problem.perishable
 
 
-def _solve_with(problem: Problem, b: Bounds, objective: str, tol: float, max_iter: int):
-    """Returns (cost, policy, q tables, bound_hit)."""
+@dataclass
+class _Solution:
+    cost: float
+    policy: StatePolicy
+    tables: np.ndarray
+    hit: bool  # the optimal policy presses on a bound tighter than the problem's caps
+    F: np.ndarray | None = None  # average cost: the relative values (warm start for wider bounds)
+    converged: bool = True
+    width: float = 0.0  # average cost: Odoni bound width at the stop
+
+
+def _solve_with(problem: Problem, b: Bounds, objective: str, tol: float, max_iter: int,
+                warm: np.ndarray | None = None) -> _Solution:
     if _position_mode(problem):
-        return _solve_position(problem, b, objective, tol, max_iter)
+        return _solve_position(problem, b, objective, tol, max_iter, warm)
     m = _build(problem, b)
     cols = m.rest_sum.size
     start = problem.initial_inventory - b.lo
@@ -370,16 +519,30 @@ def _solve_with(problem: Problem, b: Bounds, objective: str, tol: float, max_ite
             tables[t] = q
         cost = float(F[start, 0])
         policy = _table_policy(problem, b, tables, stationary=False)
-        return cost, policy, tables, _bound_hit(problem, b, tables, m.rest_sum)
-    F = np.zeros((b.A, cols))
-    g, q = _relative_value_iteration(lambda F_: _backup(m, F_), F, tol, max_iter)
-    policy = _table_policy(problem, b, q[None], stationary=True)
-    return g, policy, q[None], _bound_hit(problem, b, q[None], m.rest_sum)
+        return _Solution(cost, policy, tables, _bound_hit(problem, b, tables, m.rest_sum))
+    F = np.zeros((b.A, cols)) if warm is None else warm.reshape(b.A, cols)
+    r = _relative_value_iteration(lambda F_: _backup(m, F_), F, tol, max_iter)
+    policy = _table_policy(problem, b, r.q[None], stationary=True)
+    return _Solution(r.g, policy, r.q[None], _bound_hit(problem, b, r.q[None], m.rest_sum), r.F, r.converged,
+                     r.width)
 
 
-def _relative_value_iteration(backup, F, tol, max_iter):
-    """Average cost g with Odoni bounds; the reference state is (0 available, empty pipeline)."""
-    q = None
+@dataclass
+class _RVI:
+    g: float
+    q: np.ndarray
+    F: np.ndarray
+    converged: bool
+    width: float
+
+
+def _relative_value_iteration(backup, F, tol, max_iter) -> _RVI:
+    """Average cost g with Odoni bounds; the reference state is (lowest available, empty pipeline).
+
+    Each backup F' = T F gives min_s (F' - F)(s) <= g <= max_s (F' - F)(s); stop when the width is within
+    tol (relative to max(1, |g|)). Returns converged=False, and the last bounds, after max_iter backups.
+    """
+    q, lo, hi = None, -np.inf, np.inf
     for _ in range(max_iter):
         F_new, q = backup(F)
         ok = F_new < BIG / 10
@@ -387,11 +550,11 @@ def _relative_value_iteration(backup, F, tol, max_iter):
         lo, hi = float(diff.min()), float(diff.max())
         F = np.where(ok, F_new - F_new.flat[0] if F_new.ndim == 1 else F_new - F_new[0, 0], F_new)
         if hi - lo <= tol * max(1.0, abs(hi)):
-            return (lo + hi) / 2, q
-    return (lo + hi) / 2, q
+            return _RVI((lo + hi) / 2, q, F, True, hi - lo)
+    return _RVI((lo + hi) / 2, q, F, False, hi - lo)
 
 
-def _solve_position(problem, b, objective, tol, max_iter):
+def _solve_position(problem, b, objective, tol, max_iter, warm=None) -> _Solution:
     G, M = _position_model(problem, b)
     L = problem.lead_time
     start = problem.initial_inventory - b.lo
@@ -401,9 +564,7 @@ def _solve_position(problem, b, objective, tol, max_iter):
         pre = 0.0
         for k in range(min(L, T)):
             pk = _pmf_n(problem, k + 1, problem.demand.support_max(1e-13) * (k + 1) + problem.initial_inventory + 1)
-            d = np.arange(pk.size)
-            _, held, short, _ = settle(problem.initial_inventory, d, False, False)
-            pre += problem.holding_cost * (held @ pk) + problem.penalty_cost * (short @ pk)
+            pre += float(expected_period_cost(problem, problem.initial_inventory, pk))
         V = np.zeros(b.A)
         tables = np.zeros((T, b.A, 1), dtype=np.int32)
         for t in range(T - 1, -1, -1):
@@ -411,11 +572,12 @@ def _solve_position(problem, b, objective, tol, max_iter):
             tables[t, :, 0] = q
         cost = pre + float(V[start])
         policy = _position_policy(problem, b, tables, stationary=False)
-        return cost, policy, tables, _bound_hit_position(problem, b, tables)
-    V = np.zeros(b.A)
-    g, q = _relative_value_iteration(lambda V_: _position_backup(problem, b, G, M, V_), V, tol, max_iter)
-    tables = q.reshape(1, b.A, 1)
-    return g, _position_policy(problem, b, tables, stationary=True), tables, _bound_hit_position(problem, b, tables)
+        return _Solution(cost, policy, tables, _bound_hit_position(problem, b, tables))
+    V = np.zeros(b.A) if warm is None else warm.reshape(b.A)
+    r = _relative_value_iteration(lambda V_: _position_backup(problem, b, G, M, V_), V, tol, max_iter)
+    tables = r.q.reshape(1, b.A, 1)
+    return _Solution(r.g, _position_policy(problem, b, tables, stationary=True), tables,
+                     _bound_hit_position(problem, b, tables), r.F, r.converged, r.width)
 
 
 def _bound_hit(problem: Problem, b: Bounds, tables: np.ndarray, rest_sum: np.ndarray) -> bool:
@@ -488,19 +650,27 @@ def evaluate_policy(
         states = _check_tractable(problem, b, objective, max_states, max_work)
     except Intractable as exc:
         return DPResult("intractable", exc.states, None, time.perf_counter() - t0, objective, reason=str(exc))
-    if _position_mode(problem):
-        cost = _evaluate_position(problem, b, policy, objective, tol, max_iter)
-    else:
-        cost = _evaluate_general(problem, b, policy, objective, tol, max_iter)
+    from inventory.kernel_dp import single_threaded_blas
+
+    rvi: dict = {}
+    with single_threaded_blas():
+        if _position_mode(problem):
+            cost = _evaluate_position(problem, b, policy, objective, tol, max_iter, rvi)
+        else:
+            cost = _evaluate_general(problem, b, policy, objective, tol, max_iter, rvi)
+    if not rvi.get("converged", True):
+        return DPResult("not converged", states, cost, time.perf_counter() - t0, objective, gap=rvi["width"],
+                        reason=f"relative value iteration stopped after {max_iter} backups; the average cost is "
+                               f"within +-{rvi['width'] / 2:.3g} of the reported value")
     return DPResult("solved", states, cost, time.perf_counter() - t0, objective)
 
 
 def _orders_by_position(policy: Policy, positions: np.ndarray) -> np.ndarray:
     q = policy.order_from_position(positions.reshape(1, -1), 0)
-    return np.asarray(np.rint(q), dtype=np.int64).reshape(positions.shape)
+    return np.asarray(whole_units(q), dtype=np.int64).reshape(positions.shape)
 
 
-def _evaluate_general(problem, b, policy, objective, tol, max_iter) -> float:
+def _evaluate_general(problem, b, policy, objective, tol, max_iter, rvi: dict | None = None) -> float:
     m = _build(problem, b)
     values = np.arange(b.lo, b.hi + 1)[:, None]
     L = problem.lead_time
@@ -513,11 +683,14 @@ def _evaluate_general(problem, b, policy, objective, tol, max_iter) -> float:
         for _ in range(problem.horizon):
             F, _q = _backup(m, F, q_pol)
         return float(F[start, 0])
-    g, _ = _relative_value_iteration(lambda F_: _backup(m, F_, q_pol), np.zeros((b.A, cols)), tol, max_iter)
-    return g
+    r = _relative_value_iteration(lambda F_: _backup(m, F_, q_pol), np.zeros((b.A, cols)), tol, max_iter)
+    if rvi is not None:
+        rvi.update(converged=r.converged, width=r.width)
+    return r.g
 
 
-def _evaluate_position(problem, b, policy, objective, tol, max_iter) -> float:
+def _evaluate_position(problem, b, policy, objective, tol, max_iter, rvi: dict | None = None) -> float:
+    """Exact cost of a position policy on the backlog position chain; `rvi` (average) receives convergence."""
     G, M = _position_model(problem, b)
     positions = np.arange(b.lo, b.hi + 1)
     q_pol = _orders_by_position(policy, positions)[:, None]
@@ -527,22 +700,21 @@ def _evaluate_position(problem, b, policy, objective, tol, max_iter) -> float:
         pre = 0.0
         for k in range(min(L, T)):
             pk = _pmf_n(problem, k + 1, problem.demand.support_max(1e-13) * (k + 1) + problem.initial_inventory + 1)
-            _, held, short, _ = settle(problem.initial_inventory, np.arange(pk.size), False, False)
-            pre += problem.holding_cost * (held @ pk) + problem.penalty_cost * (short @ pk)
+            pre += float(expected_period_cost(problem, problem.initial_inventory, pk))
         V = np.zeros(b.A)
         for t in range(T - 1, -1, -1):
             active = t + L <= T - 1
             if active:
                 V, _q = _position_backup(problem, b, G, M, V, q_pol)
             else:  # the policy still orders (and pays setup) even though nothing arrives in time
-                q_now = np.clip(_orders_by_position(policy, positions), 0,
-                                np.minimum(b.qmax, b.hi - positions))
-                V = problem.setup_cost * (q_now > 0) + _shift_position(M, V, q_now, b)
+                q_now = clamp(_orders_by_position(policy, positions), order_room(positions, b.qmax, b.hi))
+                V = cost_of(q_now > 0, 0, 0, problem) + _shift_position(M, V, q_now, b)
         return pre + float(V[problem.initial_inventory - b.lo])
-    g, _ = _relative_value_iteration(
-        lambda V_: _position_backup(problem, b, G, M, V_, q_pol), np.zeros(b.A), tol, max_iter
-    )
-    return g
+    r = _relative_value_iteration(lambda V_: _position_backup(problem, b, G, M, V_, q_pol), np.zeros(b.A), tol,
+                                  max_iter)
+    if rvi is not None:
+        rvi.update(converged=r.converged, width=r.width)
+    return r.g
 
 
 def _shift_position(M, V, q, b) -> np.ndarray:

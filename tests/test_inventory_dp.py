@@ -145,3 +145,88 @@ def test_absurd_lead_time_is_intractable_not_a_crash():
     r = dp.solve(p)
     assert r.status == "intractable" and r.states > 10**1000
     assert dp.evaluate_policy(p, BaseStockPolicy(30)).status == "intractable"
+
+
+# ---- the compiled passes against their numpy references, and the statuses ----------------------------------
+
+
+@pytest.mark.parametrize("kw", [dict(lead_time=2), dict(lead_time=3, setup_cost=4), dict(lead_time=1),
+                                dict(lead_time=2, lost_sales=False, perishable=True)])
+def test_fused_passes_equal_numpy_reference(kw):
+    p = tiny(max_inventory=14, max_order=5, **kw)
+    b = dp._cap_bounds(p, dp.Bounds(0 if p.lost_sales else -4, 12, 5))
+    m = dp._build(p, b)
+    F = np.random.default_rng(0).random((b.A, m.rest_sum.size)) * 10
+    W = dp._continuation(m, F)
+    ref_v, ref_q = dp._best_order_reference(m, W, m.c)
+    v, q = dp._best_order(m, W, None, m.c)
+    np.testing.assert_array_equal(v, ref_v)
+    np.testing.assert_array_equal(q, ref_q)
+    assert np.any(ref_q > 0) and (p.lead_time < 2 or np.any(m.cap < 0))  # orders and infeasible states exercised
+    v2, q2 = dp._backup(m, F)  # L >= 2: one shift at a time, no W array
+    np.testing.assert_allclose(v2, ref_v, rtol=1e-13)
+    np.testing.assert_array_equal(q2, ref_q)
+
+
+def test_bounded_status_when_explicit_bounds_bind():
+    p = Problem(horizon=15, demand=Demand.poisson(6), lost_sales=True, holding_cost=0.2, penalty_cost=20,
+                setup_cost=0, lead_time=1, max_inventory=200, max_order=200, initial_inventory=0)
+    r = dp.solve(p, bounds=dp.Bounds(0, 6, 3))  # far below what the optimum orders
+    assert r.status == "bounded" and r.gap is None and "bound" in r.reason
+    wide = dp.solve(p)
+    assert wide.status == "solved" and r.optimal_cost > wide.optimal_cost  # the truncated answer is worse
+    d = r.as_dict()
+    assert d["status"] == "bounded" and d["gap"] is None and d["reason"] == r.reason
+
+
+def test_bounded_after_the_last_doubling_reports_the_doubling_gain(monkeypatch):
+    p = Problem(horizon=15, demand=Demand.poisson(6), lost_sales=True, holding_cost=0.2, penalty_cost=20,
+                setup_cost=0, lead_time=1, max_inventory=200, max_order=200, initial_inventory=0)
+    small = dp.Bounds(0, 4, 2)
+    first = dp.solve(p, bounds=small)
+    second = dp.solve(p, bounds=dp.Bounds(0, 8, 4))
+    monkeypatch.setattr(dp, "default_bounds", lambda _p: small)  # start tight, allow one doubling
+    r = dp.solve(p, doublings=1)
+    assert first.status == second.status == "bounded"
+    assert r.status == "bounded" and r.bounds == {"lo": 0, "hi": 8, "qmax": 4}
+    assert r.optimal_cost == pytest.approx(second.optimal_cost)
+    assert r.gap == pytest.approx(first.optimal_cost - second.optimal_cost) and r.gap > 0
+
+
+def test_not_converged_status_reports_the_odoni_bounds():
+    p = Problem(horizon=50, demand=Demand.poisson(5), lost_sales=True, holding_cost=1, penalty_cost=9,
+                setup_cost=0, lead_time=2, max_inventory=200, max_order=200)
+    r = dp.solve(p, objective="average", max_iter=3)
+    assert r.status == "not converged" and r.gap > 0 and r.policy is not None
+    assert abs(r.optimal_cost - 6.09) <= r.gap / 2 + 0.01  # Zipkin's value lies within the reported bounds
+    ok = dp.solve(p, objective="average")
+    assert ok.status == "solved" and ok.gap is None
+    ev = dp.evaluate_policy(p.with_(max_inventory=40, max_order=40), BaseStockPolicy(16), objective="average",
+                            max_iter=2)
+    assert ev.status == "not converged" and ev.gap > 0
+
+
+def test_warm_start_after_doubling_gives_the_same_optimum_in_fewer_backups():
+    p = Problem(horizon=50, demand=Demand.poisson(5), lost_sales=True, holding_cost=1, penalty_cost=9,
+                setup_cost=0, lead_time=2, max_inventory=200, max_order=200)
+    b = dp._cap_bounds(p, dp.default_bounds(p))
+    cold = dp._solve_with(p, b, "average", 1e-7, 20_000)
+    small = dp.Bounds(b.lo, b.hi - 4, b.qmax - 2)
+    warm_from = dp._solve_with(p, small, "average", 1e-7, 20_000)
+    counts = []
+    for warm in (None, dp._embed(warm_from.F, small, b, p)):
+        n = [0]
+        orig = dp._backup
+
+        def counting(*a, _orig=orig, _n=n, **k):
+            _n[0] += 1
+            return _orig(*a, **k)
+
+        dp._backup = counting
+        try:
+            sol = dp._solve_with(p, b, "average", 1e-7, 20_000, warm)
+        finally:
+            dp._backup = orig
+        assert sol.cost == pytest.approx(cold.cost, abs=1e-6)
+        counts.append(n[0])
+    assert counts[1] < counts[0]
