@@ -19,8 +19,10 @@ from ordebug.env import DebugEnv
 from ordebug.instances import Instance, load_instances, save_instances
 from ordebug.metrics import episode_metrics
 from ordebug.progress import Progress
+from ordebug.sabotage import OPERATORS
 
 AGENTS = ("heuristic", "drop", "llm")
+OP_INDEX = {op: k for k, op in enumerate(OPERATORS)}
 
 
 def make_agent(name: str, llm_config=None, few_shot: bool = False):
@@ -166,6 +168,10 @@ def _build_chunk(items: list, kind: str, per_model: int, seed: int) -> list[Inst
                 inst = build_synthetic_item(item)
                 if inst is not None:
                     out.append(inst)
+            elif kind == "heldout":
+                from ordebug.heldout import build_heldout_item
+
+                out += build_heldout_item(item, per_model, seed)
             else:
                 out += build_from_seed_file(item, per_model, split=kind, seed=seed)
         except Exception:  # noqa: BLE001 - an unusable seed model is skipped, not fatal
@@ -173,8 +179,73 @@ def _build_chunk(items: list, kind: str, per_model: int, seed: int) -> list[Inst
     return out
 
 
+def _build_items(items: list, kind: str, per_model: int, seed: int, use_ray: bool, progress: bool,
+                 desc: str) -> list[Instance]:
+    if use_ray and len(items) > 1:
+        ray = _ray()
+        task = ray.remote(num_cpus=1)(_build_chunk)
+        chunks = _chunks(items, min(len(items), max(8, -(-len(items) // 4))))
+        refs = [task.remote(c, kind, per_model, seed) for c in chunks]
+        sizes = {ref: len(c) for ref, c in zip(refs, chunks, strict=True)}
+        insts: list[Instance] = []
+        with Progress(len(items), f"{desc} (sabotage + IIS per item)", progress) as bar:
+            while refs:
+                ready, refs = ray.wait(refs, num_returns=1, timeout=5.0)
+                if not ready:
+                    bar.heartbeat()
+                    continue
+                insts += ray.get(ready[0])
+                bar.update(sizes[ready[0]])
+        return insts
+    insts = []
+    with Progress(len(items), f"{desc} (sabotage + IIS per item)", progress) as bar:
+        for item in items:
+            insts += _build_chunk([item], kind, per_model, seed)
+            bar.update()
+    return insts
+
+
+def _build_synthetic_quota(plan: list[tuple], per_operator: int, use_ray: bool, progress: bool,
+                           max_rounds: int = 8) -> list[Instance]:
+    """The synthetic split with at least `per_operator` instances per operator where the families allow.
+
+    Round 0 tries every (family, size, operator) of `plan`. Later rounds retry, with new model seeds,
+    only the operators still short, and only on the (family, size) pairs that yielded that operator
+    before (an operator such as drop_bound only applies to families with negative lower bounds), with
+    as many seeds as the observed yield says are needed.
+    """
+    insts: list[Instance] = []
+    tried: dict[str, list[tuple]] = {}
+    yielded: dict[str, set[tuple]] = {}
+    items = list(plan)
+    for rnd in range(max_rounds):
+        if not items:
+            break
+        got = _build_items(items, "synthetic", 1, 0, use_ray, progress, f"building synthetic round {rnd}")
+        insts += got
+        for fam, size, op, _s in items:
+            tried.setdefault(op, []).append((fam, size))
+        for inst in got:
+            fam, size = inst.source.rsplit("-", 1)
+            yielded.setdefault(inst.operator, set()).add((fam, size))
+        counts = {op: sum(1 for i in insts if i.operator == op) for op in {it[2] for it in plan}}
+        items = []
+        for op, have in sorted(counts.items()):
+            short = per_operator - have
+            pairs = sorted(yielded.get(op, set())) or sorted({(f, z) for f, z, o, _ in plan if o == op})
+            if short <= 0 or not pairs:
+                continue
+            rate = max(have / max(len(tried[op]), 1), 0.05)
+            per_pair = min(10, max(1, -(-int(1.3 * short / rate) // len(pairs))))
+            base = 1000 * (rnd + 1)
+            items += [(fam, size, op, base + 37 * k + OP_INDEX[op]) for fam, size in pairs for k in range(per_pair)]
+    uniq = {i.instance_id: i for i in insts}
+    return sorted(uniq.values(), key=lambda i: i.instance_id)
+
+
 def build_split(split: str, out_dir: str | os.PathLike, seeds: str | None = None, per_model: int = 3, seed: int = 0,
-                use_ray: bool = True, limit: int | None = None, progress: bool = True) -> list[Instance]:
+                use_ray: bool = True, limit: int | None = None, progress: bool = True,
+                per_operator: int = 30) -> list[Instance]:
     """Instances of a split, cached in ``<out>/instances_<split>.pkl`` so reruns reuse them."""
     from ordebug.instances import SPLITS, build_wild, seed_models, shared_data_dir, synthetic_plan
 
@@ -190,6 +261,12 @@ def build_split(split: str, out_dir: str | os.PathLike, seeds: str | None = None
         if not d.is_dir():
             raise ValueError(f"wild split needs {d} (set ASKOPT_SHARED_DATA)")
         insts = build_wild(d, progress=progress)
+    elif split == "heldout" and not seeds:
+        from ordebug.heldout import load_frozen
+
+        doc, files = load_frozen()
+        insts = _build_items(files, "heldout", doc["per_model"], doc["seed"], use_ray, progress, "building heldout")
+        insts.sort(key=lambda i: i.instance_id)
     elif split == "resilience":
         from ordebug.resilience import build_resilience
 
@@ -204,27 +281,10 @@ def build_split(split: str, out_dir: str | os.PathLike, seeds: str | None = None
             if not (base / "netlib").is_dir():
                 raise ValueError(f"netlib split needs {base}/netlib and {base}/miplib3 (set ASKOPT_SHARED_DATA)")
             items, kind = seed_models(base / "netlib") + seed_models(base / "miplib3"), "netlib"
-        if use_ray and len(items) > 1:
-            ray = _ray()
-            task = ray.remote(num_cpus=1)(_build_chunk)
-            chunks = _chunks(items, min(len(items), max(8, -(-len(items) // 4))))
-            refs = [task.remote(c, kind, per_model, seed) for c in chunks]
-            sizes = {ref: len(c) for ref, c in zip(refs, chunks, strict=True)}
-            insts = []
-            with Progress(len(items), f"building {split} (sabotage + IIS per item)", progress) as bar:
-                while refs:
-                    ready, refs = ray.wait(refs, num_returns=1, timeout=5.0)
-                    if not ready:
-                        bar.heartbeat()
-                        continue
-                    insts += ray.get(ready[0])
-                    bar.update(sizes[ready[0]])
+        if kind == "synthetic":
+            insts = _build_synthetic_quota(items, per_operator, use_ray, progress)
         else:
-            insts = []
-            with Progress(len(items), f"building {split} (sabotage + IIS per item)", progress) as bar:
-                for item in items:
-                    insts += _build_chunk([item], kind, per_model, seed)
-                    bar.update()
+            insts = _build_items(items, kind, per_model, seed, use_ray, progress, f"building {split}")
         insts.sort(key=lambda i: i.instance_id)
     save_instances(insts, cache)
     return insts[:limit] if limit else insts

@@ -22,7 +22,7 @@ from ordebug.progress import Progress
 from ordebug.sabotage import OPERATORS, apply_sabotage
 from ordebug.solver import SOLVER_SETTINGS, solve, solver_version
 
-SPLITS = ("synthetic", "netlib", "wild", "resilience", "custom")
+SPLITS = ("synthetic", "netlib", "wild", "heldout", "resilience", "custom")
 
 
 def shared_data_dir() -> Path:
@@ -143,7 +143,11 @@ def seed_models(directory: str | os.PathLike) -> list[Path]:
 def build_from_seed_file(path: str | os.PathLike, per_model: int, split: str, seed: int = 0,
                          operators: tuple[str, ...] = OPERATORS) -> list[Instance]:
     """Up to `per_model` instances from one feasible model, cycling through the operators."""
-    model = LinearModel.from_mps(path)
+    return build_from_model(LinearModel.from_mps(path), per_model, split, seed, operators)
+
+
+def build_from_model(model: LinearModel, per_model: int, split: str, seed: int = 0,
+                     operators: tuple[str, ...] = OPERATORS) -> list[Instance]:
     base = solve(model, time_limit=60.0)
     if not base.optimal:
         return []

@@ -155,7 +155,17 @@ def flip_coef_sign(ctx: _Ctx) -> tuple[LinearModel, Sabotage] | None:
     m = ctx.model
     coo = m.A.tocoo()
     entries = [(int(i), int(j), float(v)) for i, j, v in zip(coo.row, coo.col, coo.data, strict=True) if v != 0]
-    for i, j, v in _order(ctx, entries)[: ctx.max_tries]:
+    if ctx.base.x is not None and entries:
+        # A flip moves the row's activity by 2|a_ij x*_j|: try the entries that carry most of their row at
+        # the optimum first (random order found an infeasible flip on 1 of 17 synthetic models).
+        x = np.abs(ctx.base.x)
+        act = np.abs(m.A) @ x
+        impact = np.array([abs(v) * x[j] / (1e-9 + act[i]) for i, j, v in entries])
+        impact += ctx.rng.random(len(entries)) * 1e-3
+        entries = [entries[k] for k in np.argsort(-impact)]
+    else:
+        entries = _order(ctx, entries)
+    for i, j, v in entries[: ctx.max_tries]:
         new = m.copy()
         new.set_coef(i, j, -v)
         if _infeasible(new, ctx.time_limit):
