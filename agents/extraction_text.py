@@ -15,7 +15,8 @@ from word2number import w2n
 
 from agents.extraction_typos import fix_typos
 
-__all__ = ["Quantity", "normalise_text", "scan_quantities", "split_sentences", "words_to_number"]
+__all__ = ["Quantity", "normalise_text", "replace_number_words", "scan_quantities", "split_sentences",
+           "words_to_number"]
 
 _UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -48,6 +49,23 @@ def words_to_number(phrase: str) -> float | None:
         return float(w2n.word_to_num(" ".join(tokens)))
     except ValueError:
         return None
+
+
+_WORD_RUN_ANY_CASE = re.compile(_WORD_RUN.pattern, re.I)
+
+
+def replace_number_words(text: str) -> str:
+    """Number words -> digits in text of any case ("Twenty-five units" -> "25 units"); used by the advice parser."""
+    def repl(m: re.Match[str]) -> str:
+        phrase = m.group(0)
+        if phrase.strip().lower() == "one":
+            return phrase  # "order one at a time", "each one": a pronoun more often than a quantity
+        value = words_to_number(phrase)
+        if value is None:
+            return phrase
+        return str(int(value)) if value == int(value) else f"{value:g}"
+
+    return _WORD_RUN_ANY_CASE.sub(repl, text)
 
 
 def _replace_word_numbers(text: str) -> str:

@@ -24,11 +24,13 @@ or an order-up-to level at or below the reorder point gives "infeasible". Both k
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from agents.extraction_text import replace_number_words
 from inventory.policies import (
     BaseStockPolicy,
     ConstantPolicy,
@@ -43,9 +45,9 @@ STATUSES = ("ok", "unparseable", "infeasible")
 KINDS = ("ss", "sq", "rq", "base_stock", "constant", "periodic")
 
 NUM = r"(\d+(?:\.\d+)?)"
-APPROX = r"(?:(?:about|around|approximately|roughly|some|~|≈)\s*)?"
+APPROX = r"(?:(?:about|around|approximately|roughly|some|somewhere|between|~|≈)\s*){0,2}"
 NOT_TIME = r"(?!\s*(?:-|–|to)?\s*(?:days?|weeks?|months?|hours?|times?|%|percent|dollars|cents|am\b|pm\b))"
-CONNECT = r"(?:\s*(?:of|at|is|=|:|to|should\s+be|be|set\s+at|set\s+to|around|about|approximately|equal\s+to|->|→|would\s+be|will\s+be|roughly|~|level|point|\(s\)|\(r\)|\(S\)|\(Q\)))*\s*"
+CONNECT = r"(?:\s*(?:of|at|is|=|:|to|works\s+out\s+(?:to|at)|comes?\s+(?:out\s+)?to|should\s+be|be|set\s+at|set\s+to|around|about|approximately|equal\s+to|->|→|would\s+be|will\s+be|roughly|~|level|point|\(s\)|\(r\)|\(S\)|\(Q\)))*\s*"
 
 
 @dataclass
@@ -150,8 +152,10 @@ class _Found:
     strict: bool | None = None  # for triggers: True below, False at-or-below, None bare
 
 
-_ON_HAND = re.compile(r"on[\s-]?hand|on\s+the\s+shel(?:f|ves)|physical\s+(?:stock|inventory|count)|shelf\s+stock|in\s+the\s+stockroom")
-_POSITION = re.compile(r"inventory\s+position|on\s+order|in\s+transit|outstanding|pipeline|incoming|already\s+ordered|position")
+_ON_HAND = re.compile(r"on[\s-]?hand|on\s+the\s+shel(?:f|ves)|physical(?:ly)?\s+(?:stock|inventory|count|have|hold)|"
+                      r"shelf\s+stock|in\s+the\s+stockroom|(?:have|left)\s+in\s+the\s+(?:store|shop)")
+_POSITION = re.compile(r"inventory[\s-]+position|on[\s-]+order|in[\s-]+transit|outstanding|pipeline|incoming|"
+                       r"already[\s-]+ordered|position|on[\s-]+the[\s-]+way|en[\s-]+route|not\s+yet\s+(?:arrived|received)")
 
 _VERB = (r"(?:falls?|fallen|falling|drops?|dropped|dropping|goes|go|gets?|is|are|reaches|reach|reached|hits?|declines?"
          r"|dips?|sinks?|runs?\s+down|comes?\s+down|down|sits|stands|stays|remains)")
@@ -162,7 +166,7 @@ _TRIGGER = re.compile(
     + r"(?P<orless>\s*(?:units?|items?|pieces|[a-z]+)?\s*or\s+(?:below|less|fewer|lower|under))?"
 )
 _TRIGGER_HIT = re.compile(r"(?:reaches|reached|hits?|touches|gets\s+down\s+to)\s+" + APPROX + NUM)
-_REORDER_AT = re.compile(r"re-?order\s+at\s+" + APPROX + NUM)
+_REORDER_AT = re.compile(r"re-?order\s+(?:at|around|near)\s+" + APPROX + NUM + NOT_TIME)
 _RANGE_BETWEEN = re.compile(
     r"(?:point|level|reorder|order|up\s+to|target|quantity|batch|trigger|threshold)\b[^.;\n]{0,30}?between\s+(?:about\s+)?\d"
 )
@@ -223,11 +227,16 @@ _CAP = re.compile(
 _DAILY = re.compile(r"\b(?:every|each|per|a)\s+(?:single\s+)?(?:day|period|morning|evening|review)\b|\bdaily\b")
 _EVERY_N = re.compile(r"every\s+(?:(\d+)|(two|three|four|five|six|seven|ten|fourteen))\s+days?|\bevery\s+(other\s+)?week\b|\bweekly\b|\bevery\s+(two)\s+weeks\b|\bfortnightly\b")
 _WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10, "fourteen": 14}
-_RANGE_AFTER = re.compile(r"\s*(?:-|–|—|to)\s*\$?\d")
+_RANGE_HIGH = re.compile(r"\s*(?:-|–|—|to|or)\s*\$?(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|%))")
+# a capacity the advice itself states ("your storage capacity is 80 units", "with room for 80")
+_ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|holds?\s+(?:at\s+most|up\s+to)?)\D{0,25}?"
+                           r"(\d+(?:\.\d+)?)(?=\s*(?:units?|items?|pieces|\.|,|;|\)|$))|(\d+)[\s-]+units?\s+(?:of\s+)?"
+                           r"(?:storage\s+)?capacity")
 _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
 
 
 def _normalise(text: str) -> str:
+    text = replace_number_words(text)
     t = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "14 + 25 = 39" -> "39"
     t = t.replace("\u2264", "<=").replace("\u2013", "-").replace("\u2014", "-").replace("**", "").replace("`", "")
     t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)
@@ -239,16 +248,25 @@ class _Extractor:
         self.orig = _normalise(text)
         self.low = self.orig.lower()
         self.used: set[int] = set()
-        self.ranges: list[int] = []
+        self.notes: list[str] = []  # choices the parser made (ranges), kept in the verdict's reason
 
     def take(self, m: re.Match, group: int | str) -> _Found | None:
         start = m.start(group)
         if start in self.used:
             return None
         self.used.add(start)
-        if _RANGE_AFTER.match(self.low, m.end(group)) or re.search(r"between\s+(?:about\s+)?$", self.low[max(0, start - 20):start]):
-            self.ranges.append(start)
-        return _Found(float(m.group(group)), start)
+        low = float(m.group(group))
+        after = _RANGE_HIGH.match(self.low, m.end(group))
+        if after is None and re.search(r"between\s+(?:about\s+)?$", self.low[max(0, start - 20):start]):
+            after = re.compile(r"\s+and\s+(\d+(?:\.\d+)?)").match(self.low, m.end(group))
+        if after is not None:
+            high = float(after.group(1))
+            if high > low:  # a range: choose its midpoint (half up) and record the choice
+                self.used.add(after.start(1))
+                mid = math.floor((low + high) / 2 + 0.5)
+                self.notes.append(f"range {low:g}-{high:g} given; used the midpoint {mid}")
+                return _Found(float(mid), start)
+        return _Found(low, start)
 
     def all(self, pattern: re.Pattern, group: int | str = 1, source: str | None = None) -> list[_Found]:
         out = []
@@ -260,7 +278,10 @@ class _Extractor:
 
 
 def _distinct(found: list[_Found]) -> list[float]:
-    return sorted({f.value for f in found})
+    """The different values stated for one role; "31.6, so 32" (a computed value, then rounded) is one value."""
+    values = sorted({f.value for f in found})
+    whole = {v for v in values if v == int(v)}
+    return [v for v in values if v in whole or not any(abs(v - w) < 1 for w in whole)]
 
 
 def parse_policy(text: str, capacity: int | None = None, max_order: int | None = None) -> ParsedPolicy:
@@ -269,6 +290,17 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     x = _Extractor(text)
     low = x.low
     basis = "on_hand" if _ON_HAND.search(low) and not _POSITION.search(low) else "position"
+
+    stated_capacity = None
+    for m in _ACK_CAPACITY.finditer(low):
+        g = 1 if m.group(1) else 2
+        if re.search(r"(?:up\s+to|fill(?:\s+up)?\s+to|order\s+to)\s+(?:the\s+|your\s+)?(?:full\s+)?$",
+                     low[max(0, m.start() - 20):m.start()]):
+            continue  # "order up to the capacity of 80": an order-up-to level, not only a remark
+        stated_capacity = int(float(m.group(g)))
+        x.used.add(m.start(g))
+    if capacity is None and stated_capacity is not None:
+        capacity = stated_capacity
 
     # -- notation (case-sensitive: s vs S) -------------------------------------------------------------------------
     trig: list[_Found] = []
@@ -317,9 +349,6 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     for pat in _QTY:
         qty += x.all(pat)
 
-    if x.ranges or _RANGE_BETWEEN.search(low):
-        return ParsedPolicy("unparseable", text, basis=basis, reason="a range is given instead of one number")
-
     if _AT_REORDER_POINT.search(low) and not _BELOW_REORDER_POINT.search(low):
         for f in trig:
             if f.strict is None:
@@ -354,8 +383,9 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     s_i, S_i, Q_i, B_i = r(s_val), r(S_val), r(Q_val), r(B_val)
     if s_i is not None:
         if capacity is not None and s_i > capacity:
+            whose = "the capacity the advice itself states" if stated_capacity == capacity else "the capacity"
             return ParsedPolicy("infeasible", text, kind="ss" if S_i is not None else "sq", basis=basis,
-                                params={"s": s_i}, reason=f"reorder point {s_i} is above the capacity {capacity}")
+                                params={"s": s_i}, reason=f"reorder point {s_i} is above {whose} ({capacity})")
         s_eff = s_i if strict else s_i + 1
         if S_i is not None:
             if S_i < s_eff:
@@ -392,10 +422,17 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
         params["cap"] = cap
     if kind == "constant":
         basis = "position"  # a fixed daily order does not look at stock
-    return ParsedPolicy("ok", text, kind=kind, params=params, basis=basis, policy=build_policy(kind, params, basis))
+    return ParsedPolicy("ok", text, kind=kind, params=params, basis=basis, reason="; ".join(x.notes),
+                        policy=build_policy(kind, params, basis))
+
+
+_WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_WEEKDAY_SCHEDULE = re.compile(rf"\b(?:every|each|on)\s+{_WEEKDAYS}s?\b|\b{_WEEKDAYS}s\b|\bonce\s+a\s+week\b")
 
 
 def _period(low: str) -> int | None:
+    if _WEEKDAY_SCHEDULE.search(low):
+        return 7  # "order 20 every Friday": a weekly review on a fixed day
     m = _EVERY_N.search(low)
     if m:
         if m.group(1):
