@@ -156,6 +156,9 @@ class EmulatorCore:
         self.roles: Counter = Counter()
         self.in_flight = 0
         self.started = time.time()
+        self.first_request_at = 0.0  # wall clock of the first / latest request (throughput = requests / span)
+        self.last_request_at = 0.0
+        self.ok_times: list[float] = []  # when each successful request arrived (throughput measurements)
 
     def latency(self) -> float:
         c = self.config
@@ -174,6 +177,9 @@ class EmulatorCore:
         c = self.config
         with self.lock:
             self.stats["requests"] += 1
+            now = time.time()
+            self.first_request_at = self.first_request_at or now
+            self.last_request_at = now
         if not isinstance(body, dict):
             return self._error(400, "request body must be a JSON object", "invalid_request_error")
         if not isinstance(body.get("messages"), list) or not body["messages"]:
@@ -216,6 +222,7 @@ class EmulatorCore:
             return d
         with self.lock:
             self.stats["ok"] += 1
+            self.ok_times.append(time.time())
             self.stats["prompt_tokens"] += prompt
             self.stats["completion_tokens"] += completion
             self.roles[reply.role] += 1
@@ -225,9 +232,11 @@ class EmulatorCore:
     def _error(self, status: int, message: str, kind: str, param: str | None = None) -> Decision:
         return Decision(status, {"error": {"message": message, "type": kind, "param": param, "code": status}}, 0.0, {})
 
-    def snapshot(self) -> dict:
+    def snapshot(self, times: bool = False) -> dict:
         with self.lock:
-            return {**dict(self.stats), "roles": dict(self.roles), "in_flight": self.in_flight,
+            extra = {"ok_times": list(self.ok_times)} if times else {}
+            return {**extra, **dict(self.stats), "roles": dict(self.roles), "in_flight": self.in_flight,
+                    "first_request_at": self.first_request_at, "last_request_at": self.last_request_at,
                     "uptime_s": round(time.time() - self.started, 3), "config": asdict(self.config)}
 
     def enter(self) -> None:
@@ -312,8 +321,8 @@ def build_fastapi_app(config: EmulatorConfig | dict | None = None, core: Emulato
         return {"status": "ok", "engine": "askopt-llm-emulator"}
 
     @app.get("/v1/emulator/stats")
-    async def stats() -> dict:
-        return core.snapshot()
+    async def stats(times: bool = False) -> dict:
+        return core.snapshot(times)
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request):
