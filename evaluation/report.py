@@ -20,6 +20,7 @@ import pandas as pd  # noqa: E402
 
 from evaluation import stats as st  # noqa: E402
 from evaluation.study import TREATMENT_NAMES, read_config  # noqa: E402
+from evaluation.usage import usage_section  # noqa: E402
 
 REPORT_DIR = "report"
 
@@ -182,6 +183,7 @@ def build_report(df: pd.DataFrame, config, title: str = "Study report") -> tuple
     ft = st.failure_table(df)
     headline["failures"] = int((df["status"] != "ok").sum())
     lines += ["## Failures", "", _md(ft)]
+    lines += usage_section(df, _md)
     return "\n".join(lines), headline
 
 
