@@ -111,8 +111,17 @@ class Consultant:
             self._on_status(turn.message)
             self.result = self._optimize(problem, self.out_dir)
             self.interpreter = self._interpreter_factory(self.result)
+            if getattr(self.interpreter, "optimize", False) is None:  # what-if questions re-run the same service
+                self.interpreter.optimize = lambda p: self._optimize(p, None)
             self.stage = "interpretation"
             return self.interpreter.start()
+        from agents.extraction_guard import check_message
+        from agents.interpretation import ensure_closing
+
+        refusal = check_message(text)
+        if refusal is not None:  # never a traceback, never a changed state: a polite re-ask
+            return ensure_closing(f"{refusal} You can ask how much to order today, why the levels are what they "
+                                  f"are, or 'what if' a number changes.")
         reply = self.interpreter.ask(text)
         if self.out_dir is not None:
             self.interpreter.save(self.out_dir)

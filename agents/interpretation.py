@@ -25,8 +25,8 @@ from typing import Any, Protocol
 from agents.prompts import CLOSING_QUESTION, INTERPRETATION_SYSTEM_PROMPT
 from llm.client import LLMClient, run_tool_loop
 
-__all__ = ["DQN_TOOL", "InterpretationAgent", "LLMInterpreter", "TemplateInterpreter", "ensure_closing",
-           "parse_state"]
+__all__ = ["DQN_TOOL", "ORDER_TOOL", "WHAT_IF_TOOL", "InterpretationAgent", "LLMInterpreter", "TemplateInterpreter",
+           "ensure_closing", "never_orders", "parse_state"]
 
 DQN_TOOL = {
     "type": "function",
@@ -42,6 +42,39 @@ DQN_TOOL = {
                                     "description": "orders placed but not received, oldest (arriving next) first"},
             },
             "required": ["current_inventory", "current_time_step", "pipeline_orders"],
+        },
+    },
+}
+
+
+ORDER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "calculate_order",
+        "description": "How many units to order now under the recommended policy, given the stock on hand and the "
+                       "units already ordered but not received. Always use this for 'how much should I order'.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "on_hand": {"type": "integer", "description": "units on hand now (negative = owed to customers)"},
+                "in_transit": {"type": "integer", "description": "units ordered earlier and not yet received"},
+            },
+            "required": ["on_hand", "in_transit"],
+        },
+    },
+}
+WHAT_IF_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "what_if",
+        "description": "Re-run the optimisation with some problem parameters changed and return the old and new "
+                       "policy and expected cost. Keys are parameter names (lead_time, holding_cost, penalty_cost, "
+                       "setup_cost, max_inventory, max_order, demand_distribution, state_transition_model, "
+                       "time_horizon, risk_tolerance, perishability, demand_type).",
+        "parameters": {
+            "type": "object",
+            "properties": {"changes": {"type": "object", "description": "parameter name -> new value"}},
+            "required": ["changes"],
         },
     },
 }
@@ -63,10 +96,34 @@ def scenario(result: Any) -> str:
     return "dqn" if result.winner.name == "dqn" else "ss"
 
 
+def presented(result: Any) -> Any:
+    """The rule the manager is told to follow: the winner if it is a simple rule, else the best (s,S)."""
+    return result.winner if result.winner.name in ("ss", "base_stock") else result.best_ss
+
+
+def never_orders(result: Any) -> bool:
+    """(s=0, S) or S=0 under lost sales: the stock position never falls below the trigger, so no order is placed."""
+    w = presented(result)
+    trigger = w.params.get("s", w.params.get("S", 0) + 1 if w.name == "base_stock" else 0)
+    if w.name == "base_stock":
+        return int(w.params["S"]) <= 0
+    return result.problem.lost_sales and int(trigger) <= 0
+
+
+def _never_text(result: Any) -> str:
+    p = result.problem
+    return (f"In plain words: never order. With these numbers (holding ${p.holding_cost:g} per unit per day, a lost "
+            f"sale ${p.penalty_cost:g}, ${p.setup_cost:g} per order) restocking costs more than the sales it saves, "
+            f"so the cheapest plan is to sell what you have and not reorder. If that sounds wrong, one of the costs "
+            f"is probably off - ask me 'what if' with the right number")
+
+
 def rule_text(result: Any) -> str:
     """The winning (or best simple) rule in day-to-day words."""
     p = result.problem
-    w = result.winner if result.winner.name in ("ss", "base_stock") else result.best_ss
+    w = presented(result)
+    if never_orders(result):
+        return _never_text(result)
     cap = f" (an order can be at most {p.max_order} units, so if you need more, order {p.max_order})"
     if w.name == "base_stock":
         S = int(w.params["S"])
@@ -126,8 +183,11 @@ class InterpreterBackend(Protocol):
 class InterpretationAgent:
     """Holds the result, the DQN tool and the archive; a backend writes the words."""
 
-    def __init__(self, result: Any, backend: InterpreterBackend | None = None, recommender: Any = None) -> None:
+    def __init__(self, result: Any, backend: InterpreterBackend | None = None, recommender: Any = None,
+                 optimize: Callable[[Any], Any] | None = None) -> None:
         self.result = result
+        self.optimize = optimize  # problem -> OptimizationResult, for what-if questions (the optimisation service)
+        self.pending_intent: str | None = None  # "order_now" while waiting for the stock numbers
         self.scenario = scenario(result)
         self._recommender = recommender
         self.backend: InterpreterBackend = backend or TemplateInterpreter()
@@ -151,6 +211,51 @@ class InterpretationAgent:
         self.tool_calls.append({"arguments": {"current_inventory": current_inventory,
                                               "current_time_step": current_time_step,
                                               "pipeline_orders": list(pipeline_orders or [])}, "result": out})
+        return out
+
+    def calculate_order(self, on_hand: int, in_transit: int = 0) -> dict[str, Any]:
+        """The tool: today's order under the presented rule (the policy object from the optimiser, capped by the
+        project's one capacity rule). For a DQN winner the DQN tool answers instead (it needs the pipeline)."""
+        import numpy as np
+
+        from inventory.dynamics import cap_order
+
+        r = self.result
+        w = presented(r)
+        policy = r.policy_for(w.name)
+        position = int(on_hand) + int(in_transit)
+        raw = policy.order_from_position(np.array([[position]], dtype=float), 0)
+        order = int(cap_order(raw, np.array([[position]]), r.problem.max_order, r.problem.max_inventory)
+                    .reshape(-1)[0])
+        out = {"on_hand": int(on_hand), "in_transit": int(in_transit), "position": position, "order": order,
+               "policy": w.label, "params": dict(w.params)}
+        self.tool_calls.append({"tool": "calculate_order", "arguments": {"on_hand": on_hand, "in_transit": in_transit},
+                                "result": out})
+        return out
+
+    def what_if(self, changes: dict[str, Any]) -> dict[str, Any]:
+        """The tool: re-optimise with `changes` applied (through the optimisation service) and compare."""
+        from inventory.spec import normalise_value, problem_from_values, problem_values
+
+        if not changes:
+            raise ValueError("changes: give at least one parameter and its new value")
+        values = problem_values(self.result.problem)
+        for name, value in changes.items():
+            if name not in values:
+                raise ValueError(f"changes: {name!r} is not a parameter; allowed: {', '.join(values)}")
+            values[name] = normalise_value(name, value)
+        if "demand_distribution" in changes and "demand_type" not in changes:
+            values["demand_type"] = "deterministic" if values["demand_distribution"].kind == "deterministic" \
+                else "random"
+        problem = problem_from_values(values)
+        new = (self.optimize or _default_optimize)(problem)
+        old_w, new_w = presented(self.result), presented(new)
+        out = {"changes": {k: str(v) for k, v in changes.items()},
+               "old": {"policy": old_w.label, "mean_cost": old_w.mean_cost, "params": dict(old_w.params)},
+               "new": {"policy": new_w.label, "mean_cost": new_w.mean_cost, "params": dict(new_w.params)},
+               "new_never_orders": never_orders(new)}
+        self.tool_calls.append({"tool": "what_if", "arguments": {"changes": out["changes"]}, "result": out})
+        self.last_what_if = new
         return out
 
     def start(self) -> str:
@@ -179,6 +284,12 @@ _DONE = re.compile(r"^\W*(?:no|nope|that's all|that is all|nothing(?: else)?|no 
                    r"thanks,? that's it|bye|quit|exit)\W*$")
 
 
+def _default_optimize(problem: Any) -> Any:
+    from optimization.service import OptimizationAgent, OptimizationConfig
+
+    return OptimizationAgent(OptimizationConfig(dqn=False, replications=500, search_replications=200)).run(problem)
+
+
 class TemplateInterpreter:
     """Offline stand-in for the interpretation LLM: fixed templates and keyword intents, honest about limits."""
 
@@ -202,15 +313,21 @@ class TemplateInterpreter:
             s, S = int(w.params["s"]), int(w.params["S"])
             head = (f"{intro} an (s,S) policy with s = {s} (the reorder point) and S = {S} (the order-up-to "
                     f"level).")
+        if never_orders(r):
+            return f"{head} {rule_text(r)}; {_cost_line(r, w)}."
         return f"{head} In day-to-day terms: {rule_text(r)}; {_cost_line(r, w)}."
 
     def ask(self, agent: InterpretationAgent, question: str) -> str:
+        from agents.intents import classify, parse_changes, parse_stock
+        from inventory.spec import problem_values
+
         r, q = agent.result, question.lower().strip()
-        if _DONE.match(q):
+        intent = classify(question)
+        if intent.kind == "done":
             agent.finished = True
             return "You're welcome - good luck with your orders!"
         if agent.scenario == "dqn":
-            if _SKEPTIC.search(q):
+            if intent.kind == "skeptic":
                 return (f"That's fair. If you prefer a simple rule you can follow by hand: {rule_text(r)} "
                         f"(s = {int(r.best_ss.params['s'])}, S = {int(r.best_ss.params['S'])}). It costs about "
                         f"{r.ss_extra_cost_pct:.1f}% more on average than the DQN expert.")
@@ -228,10 +345,63 @@ class TemplateInterpreter:
                 return (f"With {state['current_inventory']} units on hand on day {state['current_time_step']} and "
                         f"{sum(pipe)} units on the way{note}, the expert recommends ordering "
                         f"{out['recommended_order']} units today.")
-        if re.search(r"\bcost|expens|how much will", q):
-            w = r.winner
-            return f"With the recommended policy {_cost_line(r, w)} (mean over simulated plans)."
-        if re.search(r"\bwhy\b|explain|how does|what does|what is s|reorder point|order[- ]up[- ]to|mean", q):
+        stock = parse_stock(question)
+        if intent.kind == "order_now" or (agent.pending_intent == "order_now" and intent.kind == "other"
+                                          and (stock.on_hand is not None or stock.in_transit is not None)):
+            if agent.scenario == "dqn":
+                return ("The DQN expert needs your inventory on hand, today's day number in the plan and the orders "
+                        "on the way, oldest first - tell me those and I'll ask it.")
+            if stock.on_hand is None or stock.in_transit is None:
+                agent.pending_intent = "order_now"
+                agent.partial_stock = stock if stock.on_hand is not None or stock.in_transit is not None else None
+                missing = "how many units you have on hand" if stock.on_hand is None else ""
+                if stock.in_transit is None:
+                    missing += (" and " if missing else "") + "how many are already on order but not yet delivered"
+                return f"To tell you today's order I need {missing} (say 0 if none)."
+            agent.pending_intent = None
+            return _order_answer(agent, stock.on_hand, stock.in_transit)
+        if agent.pending_intent == "order_now" and intent.kind == "other":
+            prev = getattr(agent, "partial_stock", None)
+            if prev is not None:
+                merged = (stock.on_hand if stock.on_hand is not None else prev.on_hand,
+                          stock.in_transit if stock.in_transit is not None else prev.in_transit)
+                nums = re.findall(r"-?\d+", question)
+                if merged[1] is None and len(nums) == 1:
+                    merged = (merged[0], int(nums[0]))
+                if merged[0] is None and len(nums) == 1:
+                    merged = (int(nums[0]), merged[1])
+                if None not in merged:
+                    agent.pending_intent = None
+                    return _order_answer(agent, merged[0], merged[1])
+        if intent.kind == "what_if":
+            changes = parse_changes(question, problem_values(r.problem))
+            if not changes:
+                return ("Which number would change, and to what? For example 'what if the lead time were 5 days' "
+                        "or 'what if customers don't wait'.")
+            try:
+                out = agent.what_if(changes)
+            except Exception as exc:  # an impossible value: say which and why
+                return f"I can't re-run that: {exc}."
+            return _what_if_answer(agent, out)
+        if intent.kind == "service":
+            w = presented(r)
+            fill = getattr(w, "fill_rate", float("nan"))
+            if fill == fill:
+                return (f"With the recommended rule you meet about {100 * fill:.1f}% of demand from stock (the fill "
+                        f"rate, over simulated plans of {r.problem.horizon} days); the rest is "
+                        f"{'lost' if r.problem.lost_sales else 'delivered late'}. The level balances a shortage cost "
+                        f"of ${r.problem.penalty_cost:g} per unit against ${r.problem.holding_cost:g} per unit per "
+                        f"day of holding.")
+            return "The optimiser did not record a fill rate for this policy."
+        if intent.kind == "cost":
+            w = presented(r)
+            extra = "" if w is r.winner else (f" The exact optimal table ({r.winner.name}) would cost "
+                                              f"{_money(r.winner.mean_cost)}.")
+            return f"Following the rule, {_cost_line(r, w)} (mean over simulated plans).{extra}"
+        if intent.kind == "why" and agent.scenario != "dqn":
+            return _why_answer(r)
+        if intent.kind in ("why",) or re.search(r"explain|how does|what does|what is s|reorder point|order[- ]up[- ]to|"
+                                                r"mean", q):
             if agent.scenario == "dqn":
                 return ("The DQN looks at your stock on hand, what is on order and the day, and picks the order "
                         "that minimised expected total cost in thousands of simulated plans. As a simple rule: "
@@ -239,13 +409,74 @@ class TemplateInterpreter:
             return (f"s is the reorder point: the level of stock on hand plus on order below which you order; S is "
                     f"the level you order up to. In practice: {rule_text(r)}. Counting what is already on order "
                     f"avoids ordering twice while a delivery is on its way.")
-        if re.search(r"compare|other polic|alternativ|base[- ]stock|runner", q):
+        if intent.kind == "compare":
             lines = [f"{s.name} {s.label}: mean cost {_money(s.mean_cost)}" for s in r.scores]
             return "The policies I compared: " + "; ".join(lines) + "."
         if agent.scenario == "dqn":
             return ("I can give you today's order from the DQN expert: tell me your inventory on hand, the day "
                     "number and the orders on the way (oldest first).")
-        return f"I can explain the policy, its costs, or the alternatives. The rule again: {rule_text(r)}."
+        return ("I can tell you how much to order today (give me your stock on hand and on order), explain the "
+                f"levels, or re-run the plan with a changed number ('what if ...'). The rule again: {rule_text(r)}.")
+
+
+def _order_answer(agent: InterpretationAgent, on_hand: int, in_transit: int) -> str:
+    out = agent.calculate_order(on_hand, in_transit)
+    r = agent.result
+    w = presented(r)
+    pos = out["position"]
+    head = f"With {on_hand} on hand and {in_transit} on order, your stock position is {pos}"
+    if never_orders(r):
+        return f"{head}. Order 0 units: the recommended policy never orders ({_never_text(r)})."
+    if out["order"] == 0:
+        trigger = w.params.get("s")
+        why = f"not below the reorder point {int(trigger)}" if trigger is not None else \
+            f"already at or above the order-up-to level {int(w.params['S'])}"
+        return f"{head}, {why}, so order 0 units today."
+    target = int(w.params["S"])
+    capped = out["order"] < target - pos
+    note = f" (the most one order may bring, given the order limit {r.problem.max_order} and the capacity " \
+           f"{r.problem.max_inventory})" if capped else ""
+    return f"{head}, below the reorder point, so order {out['order']} units now to bring it up to {target}{note}."
+
+
+def _why_answer(r: Any) -> str:
+    p = r.problem
+    w = presented(r)
+    mu = p.demand.mean
+    cover = p.lead_time + 1
+    need = mu * cover
+    ratio = p.penalty_cost / (p.penalty_cost + p.holding_cost) if p.penalty_cost + p.holding_cost > 0 else 0.0
+    parts = [f"It comes from your numbers. You sell about {mu:g} a day and an order takes {p.lead_time} day(s) to "
+             f"arrive, so an order placed today has to cover about {cover} days of sales, roughly {need:.0f} units."]
+    if never_orders(r):
+        parts.append(_never_text(r) + ".")
+        return " ".join(parts)
+    if "s" in w.params:
+        s_, S_ = int(w.params["s"]), int(w.params["S"])
+        buffer = s_ - need
+        parts.append(f"The reorder point {s_} is that cover {'plus' if buffer >= 0 else 'minus'} a buffer of "
+                     f"{abs(buffer):.0f} units, because a shortage costs ${p.penalty_cost:g} per unit while holding "
+                     f"one costs ${p.holding_cost:g} a day (so {100 * ratio:.0f}% of the weight is on not running "
+                     f"short).")
+        parts.append(f"The gap up to S = {S_} ({S_ - s_} units) is how much you order at a time: with "
+                     f"${p.setup_cost:g} per order, ordering in batches saves fees, limited by the order cap "
+                     f"{p.max_order} and the capacity {p.max_inventory}.")
+    else:
+        parts.append(f"The order-up-to level {int(w.params['S'])} is that cover plus a buffer against busy days, "
+                     f"since a shortage costs ${p.penalty_cost:g} per unit and holding ${p.holding_cost:g} a day.")
+    return " ".join(parts)
+
+
+def _what_if_answer(agent: InterpretationAgent, out: dict[str, Any]) -> str:
+    from agents.extraction import LABELS
+
+    change = ", ".join(f"{LABELS.get(k, k)} = {str(v).replace('_', ' ')}" for k, v in out["changes"].items())
+    old, new = out["old"], out["new"]
+    diff = new["mean_cost"] - old["mean_cost"]
+    never = " - that new policy means never ordering" if out["new_never_orders"] else ""
+    return (f"I re-ran the optimisation with {change}. Before: {old['policy']}, expected cost "
+            f"{_money(old['mean_cost'])} over the plan. After: {new['policy']}, expected cost "
+            f"{_money(new['mean_cost'])} ({'+' if diff >= 0 else '-'}{_money(abs(diff))}){never}.")
 
 
 class LLMInterpreter:
@@ -267,7 +498,8 @@ class LLMInterpreter:
                                                    extra=f"{r.ss_extra_cost_pct:.1f}% more")
 
     def _handlers(self, agent: InterpretationAgent) -> dict[str, Callable[..., Any]]:
-        return {"calculate_dqn_order": agent.calculate_dqn_order}
+        return {"calculate_dqn_order": agent.calculate_dqn_order, "calculate_order": agent.calculate_order,
+                "what_if": agent.what_if}
 
     def start(self, agent: InterpretationAgent) -> str:
         self.messages = [{"role": "system", "content": self._system(agent)},
@@ -281,11 +513,10 @@ class LLMInterpreter:
         return self._run(agent)
 
     def _run(self, agent: InterpretationAgent) -> str:
-        tools = [DQN_TOOL] if agent.scenario == "dqn" else []
-        if tools:
-            reply, self.messages = run_tool_loop(self.client, self.messages, tools, self._handlers(agent),
-                                                 max_steps=self.max_steps)
-        else:
-            reply = self.client.chat(self.messages)
-            self.messages.append(reply.to_message())
-        return reply.content or ""
+        tools = [DQN_TOOL, WHAT_IF_TOOL] if agent.scenario == "dqn" else [ORDER_TOOL, WHAT_IF_TOOL]
+        reply, self.messages = run_tool_loop(self.client, self.messages, tools, self._handlers(agent),
+                                             max_steps=self.max_steps)
+        text = reply.content or ""
+        if never_orders(agent.result) and "never order" not in text.lower():
+            text = f"{text} {_never_text(agent.result)}.".strip()  # said plainly whatever the model wrote
+        return text

@@ -143,6 +143,12 @@ the current situation. Ask the manager for the current inventory on hand, the cu
 orders already placed but not yet received (the pipeline, oldest first); then call the tool \
 calculate_dqn_order with them and report the recommended order. If the manager is skeptical or wants a simple \
 rule, offer the best (s,S) policy as an alternative and say how much more it costs on average ({extra}).
-- Answer follow-up questions about the policy, the costs or the parameters truthfully from the data above; say \
-so when you do not know.
+- "How many should I order now?": get the units on hand and the units already on order (ask for what is \
+missing), then call calculate_order and report its number exactly; never work an order out yourself.
+- "What if <a parameter> changes?": call what_if with the changed parameters and report the old and new policy \
+and expected cost from its result.
+- "Why this level?": answer with this problem's numbers (daily demand, lead time, costs, capacity, order cap).
+- If the policy has s = 0 under lost sales (or S = 0), say plainly that it means never ordering.
+- Answer follow-up questions about the policy, the costs, the service level (fill rate) or the parameters \
+truthfully from the data above; say so when you do not know.
 Always end every reply with exactly: "Do you have any other questions?\""""

@@ -107,9 +107,10 @@ def test_llm_interpreter_uses_the_tool_loop():
         assert tool_msg["role"] == "tool" and '"recommended_order": 17' in tool_msg["content"]
 
 
-def test_llm_interpreter_ss_scenario_has_no_tools():
+def test_llm_interpreter_ss_scenario_has_the_order_and_what_if_tools():
     with ScriptedOpenAIServer(["Order up to 65 when below 40."]) as srv:
         client = LLMClient(LLMConfig(base_url=srv.base_url, model="scripted", max_retries=0))
         agent = InterpretationAgent(Result(PROBLEM, [SS], SS, SS, 0.0), backend=LLMInterpreter(client))
         assert agent.start() == f"Order up to 65 when below 40. {CLOSING_QUESTION}"
-        assert "tools" not in srv.requests[0]
+        names = [t["function"]["name"] for t in srv.requests[0]["tools"]]
+        assert names == ["calculate_order", "what_if"] and "calculate_dqn_order" not in names
