@@ -188,6 +188,8 @@ class InterpretationAgent:
         self.result = result
         self.optimize = optimize  # problem -> OptimizationResult, for what-if questions (the optimisation service)
         self.pending_intent: str | None = None  # "order_now" while waiting for the stock numbers
+        self.partial_stock: Any = None  # what the manager already said about the stock (agents.intents.StockState)
+        self.last_what_if: Any = None  # the re-optimised result of the latest what-if
         self.scenario = scenario(result)
         self._recommender = recommender
         self.backend: InterpreterBackend = backend or TemplateInterpreter()
@@ -361,7 +363,7 @@ class TemplateInterpreter:
             agent.pending_intent = None
             return _order_answer(agent, stock.on_hand, stock.in_transit)
         if agent.pending_intent == "order_now" and intent.kind == "other":
-            prev = getattr(agent, "partial_stock", None)
+            prev = agent.partial_stock
             if prev is not None:
                 merged = (stock.on_hand if stock.on_hand is not None else prev.on_hand,
                           stock.in_transit if stock.in_transit is not None else prev.in_transit)

@@ -97,16 +97,16 @@ def run_consult(stdin: TextIO, stdout: TextIO, out_dir: str | Path | None = "run
     say(consultant.start())
     for raw in stdin:
         line = raw.strip()
-        if not line:
-            continue
         if line.lower() in _QUIT:
             break
         print(f"you> {line}", file=stdout) if not stdin.isatty() else None
         try:
-            say(consultant.send(line))
+            say(consultant.send(line))  # an empty or unreadable line gets a polite re-ask from the agents
         except LLMError as exc:
             print(f"askopt: LLM error: {exc}", file=sys.stderr)
             return 1
+        except Exception as exc:  # never a traceback in front of the manager: the turn is dropped, the chat goes on
+            say(f"Sorry, I couldn't process that ({type(exc).__name__}: {exc}). Could you put it differently?")
         if consultant.interpreter is not None and consultant.interpreter.finished:
             break
     if out_dir is not None and consultant.stage == "extraction" and consultant.extraction.transcript:
