@@ -106,47 +106,45 @@ def _serve(q, d, on, head, transit, L, lost, perish, held, short, setups, sold, 
 
 
 @_jit
-def _horizon(code, D, a, b, on, ring, transit, L, imax, qmax, lost, perish, warmup, held, short, setups, sold,
+def _horizon(code, D, r0, a, b, on, ring, transit, L, imax, qmax, lost, perish, warmup, held, short, setups, sold,
              outs):
-    """The whole horizon for every policy row of a block of replications: periods outer, replications inner.
-
-    Warm-up periods are totalled into scratch rows that are then dropped, so the inner loops never branch.
-    """
-    R = D.shape[1]
-    q = np.empty(R, dtype=np.int64)
-    scratch = np.zeros((5, R), dtype=np.int64)
+    """The whole horizon for every policy row of one block of replications r0.. r0 + B - 1 (B = on.shape[1]):
+    periods outer, replications inner. Warm-up periods are totalled into scratch rows that are then dropped,
+    so the inner loops never branch."""
+    B = on.shape[1]
+    q = np.empty(B, dtype=np.int64)
+    scratch = np.zeros((5, B), dtype=np.int64)
     for t in range(D.shape[0]):
         slot = t % L if L > 0 else 0
+        d = D[t, r0:r0 + B]
         for p in range(a.size):
             _orders_rule(code, a[p], b[p], on[p], transit[p], imax, qmax, q)
             if t >= warmup:
-                _serve(q, D[t], on[p], ring[slot, p], transit[p], L, lost, perish,
+                _serve(q, d, on[p], ring[slot, p], transit[p], L, lost, perish,
                        held[p], short[p], setups[p], sold[p], outs[p])
             else:
-                _serve(q, D[t], on[p], ring[slot, p], transit[p], L, lost, perish,
+                _serve(q, d, on[p], ring[slot, p], transit[p], L, lost, perish,
                        scratch[0], scratch[1], scratch[2], scratch[3], scratch[4])
 
 
 @_jit
 def _run_serial(code, D, a, b, on, ring, transit, L, imax, qmax, lost, perish, warmup,
                 held, short, setups, sold, outs):
-    _horizon(code, D, a, b, on, ring, transit, L, imax, qmax, lost, perish, warmup, held, short, setups, sold,
-             outs)
+    """Blocks of replications one after the other; state and totals are (blocks, P, B) (ring (blocks, L, P, B))."""
+    B = on.shape[2]
+    for k in range(on.shape[0]):
+        _horizon(code, D, k * B, a, b, on[k], ring[k], transit[k], L, imax, qmax, lost, perish, warmup,
+                 held[k], short[k], setups[k], sold[k], outs[k])
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def _run_parallel(code, D, a, b, on, ring, transit, L, imax, qmax, lost, perish, warmup,
-                  held, short, setups, sold, outs, chunks):
-    """Replications split into `chunks` contiguous blocks, one per thread; each block runs `_horizon`."""
-    R = D.shape[1]
-    size = (R + chunks - 1) // chunks
-    for c in prange(chunks):
-        r0 = c * size
-        r1 = min(R, r0 + size)
-        if r0 < r1:
-            _horizon(code, D[:, r0:r1], a, b, on[:, r0:r1], ring[:, :, r0:r1], transit[:, r0:r1], L, imax,
-                     qmax, lost, perish, warmup, held[:, r0:r1], short[:, r0:r1], setups[:, r0:r1],
-                     sold[:, r0:r1], outs[:, r0:r1])
+                  held, short, setups, sold, outs):
+    """The blocks shared out over numba's threads (prange)."""
+    B = on.shape[2]
+    for k in prange(on.shape[0]):
+        _horizon(code, D, k * B, a, b, on[k], ring[k], transit[k], L, imax, qmax, lost, perish, warmup,
+                 held[k], short[k], setups[k], sold[k], outs[k])
 
 
 @_jit
@@ -220,20 +218,44 @@ def _params(x) -> np.ndarray:
     return x.astype(np.int64) if np.all(np.isfinite(x)) and np.all(x == np.rint(x)) else x
 
 
+BLOCK = 1024  # replications per cache block: a block's ~10 state and total rows stay in L1/L2
+
+
 def run_rule(problem, D: np.ndarray, code: int, a: np.ndarray, b: np.ndarray, warmup: int = 0,
              threads: int = 1) -> Totals:
-    """Simulate policy rule `code` with parameter rows (a[p], b[p]) on period-major demand D (T, R)."""
+    """Simulate policy rule `code` with parameter rows (a[p], b[p]) on period-major demand D (T, R).
+
+    Replications run in blocks of BLOCK (the last one padded with zero demand, then dropped): the state and
+    totals of a block fit the core's cache while it runs through the horizon; `threads` > 1 runs blocks in
+    parallel. Blocks are independent, so the totals do not depend on BLOCK or threads.
+    """
     D = np.ascontiguousarray(D)
     a, b = _params(a), _params(b)
     if a.dtype != b.dtype:
         a, b = a.astype(np.float64), b.astype(np.float64)
-    tot = Totals(a.size, D.shape[1], problem.lead_time, problem.initial_inventory)
-    args = (int(code), D, a, b, *tot.state(), *_problem_args(problem), int(warmup), *tot.sums())
-    if threads > 1 and D.shape[1] >= 2 * threads:
+    T, R = D.shape
+    P, L = a.size, problem.lead_time
+    B = min(BLOCK, R)
+    nb = -(-R // B)
+    if nb * B != R:
+        D = np.concatenate([D, np.zeros((T, nb * B - R), dtype=D.dtype)], axis=1)
+    on = np.full((nb, P, B), problem.initial_inventory, dtype=np.int64)
+    ring = np.zeros((nb, max(L, 1), P, B), dtype=np.int64)
+    transit = np.zeros((nb, P, B), dtype=np.int64)
+    sums = [np.zeros((nb, P, B), dtype=np.int64) for _ in range(5)]
+    args = (int(code), D, a, b, on, ring, transit, *_problem_args(problem), int(warmup), *sums)
+    if threads > 1 and nb > 1:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-        _run_parallel(*args, int(threads))
+        _run_parallel(*args)
     else:
         _run_serial(*args)
+    tot = Totals(P, 0, L, problem.initial_inventory)
+
+    def unblock(x):
+        return np.ascontiguousarray(x.transpose(1, 0, 2).reshape(P, nb * B)[:, :R])
+
+    tot.on, tot.transit = unblock(on), unblock(transit)
+    tot.held, tot.short, tot.setups, tot.sold, tot.outs = (unblock(x) for x in sums)
     return tot
 
 

@@ -83,11 +83,15 @@ def test_numba_kernel_equals_numpy_reference(variant):
 
 
 @pytest.mark.parametrize("variant", VARIANTS[:4], ids=str)
-def test_two_threads_equal_one(variant):
+def test_blocks_and_two_threads_equal_the_reference(variant):
+    from inventory.kernel import BLOCK
+
     p = problem(**variant)
-    D = demand_matrix(p, 101, seed=2)
+    D = demand_matrix(p, 2 * BLOCK + 37, seed=2)  # three cache blocks, the last one padded
     for pol in POLICIES[:2]:
-        _assert_identical(simulate(p, pol, D, threads=2), simulate(p, pol, D, threads=1))
+        ref = simulate_reference(p, pol, D)
+        _assert_identical(simulate(p, pol, D, threads=1), ref)
+        _assert_identical(simulate(p, pol, D, threads=2), ref)
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: ",".join(f"{k}={v[k]}" for k in v))
