@@ -147,6 +147,7 @@ def optimize(
     extra: list[tuple[str, Policy]] | None = None,
     out_dir: Path | None = None,
     progress: bool = False,
+    pretrained_dqn: object | None = None,
 ) -> OptimizationResult:
     """Compute the candidate policies named in `methods`, score them and any `extra` policies (advice to compare)
     on one set of fresh common random numbers, pick the winner by L(pi) among the candidates, write the artifacts.
@@ -199,9 +200,16 @@ def optimize(
             dp_info["ss_gap_pct"] = 100 * (ss_search["exact_cost"] - dp_info["optimal_cost"]) / max(
                 abs(dp_info["optimal_cost"]), 1e-12)
 
+    if "dqn" in methods and not any(name == "dp" for name, _ in candidates):
+        # beyond the DP's reach the DQN must also beat capped base-stock (strong under lost sales, long leads)
+        from rl.heuristics import CappedBaseStockPolicy, best_capped_base_stock
+
+        S_c, r_c, _ = best_capped_base_stock(problem, seed=cfg.seed + SEARCH_SEED_OFFSET)
+        candidates.append(("capped_base_stock", CappedBaseStockPolicy(S=S_c, r=r_c)))
+
     trained = None
     if "dqn" in methods:
-        trained = _train_dqn(problem, cfg, progress, base_stock_level=S_bs)
+        trained = pretrained_dqn or _train_dqn(problem, cfg, progress, base_stock_level=S_bs)
         candidates.append(("dqn", trained.state_policy()))
 
     named = candidates + list(extra or [])
@@ -226,6 +234,11 @@ def optimize(
                 f"trained DQN is worse than base-stock: L={dqn.objective:.2f} vs {bs.objective:.2f} "
                 f"({(dqn.objective / bs.objective - 1) * 100:.2f}% more)"
             )
+        heuristic = min((sc for sc in scores if sc.name in ("ss", "base_stock", "capped_base_stock")),
+                        key=lambda sc: sc.objective, default=None)
+        if heuristic is not None and heuristic is not bs and dqn.objective > heuristic.objective:
+            notes.append(f"trained DQN is worse than the best heuristic, {heuristic.label}: "
+                         f"L={dqn.objective:.2f} vs {heuristic.objective:.2f}")
 
     result = OptimizationResult(
         problem=problem,
@@ -252,6 +265,21 @@ def optimize(
     return result
 
 
+def optimize_many(problems: dict[str, Problem], config: OptimizationConfig | None = None, out_dir: Path | None = None,
+                  max_concurrent: int = 2) -> dict[str, OptimizationResult]:
+    """`optimize` for several instances, their DQNs trained in parallel first through Ray Tune
+    (`rl.tune_per_instance`: one trial per instance, 1 CPU each, early stopping, best checkpoint kept)."""
+    cfg = config or OptimizationConfig()
+    trained = {}
+    if cfg.dqn:
+        from rl.rllib_train import RLlibSettings, tune_per_instance
+
+        trained = tune_per_instance(problems, RLlibSettings(total_steps=cfg.dqn_steps, time_budget_s=cfg.dqn_seconds,
+                                                            seed=cfg.seed), max_concurrent=max_concurrent)
+    return {name: optimize(p, config=cfg, out_dir=None if out_dir is None else Path(out_dir) / name,
+                           pretrained_dqn=trained.get(name)) for name, p in problems.items()}
+
+
 class OptimizationAgent:
     """The Optimization Agent's configuration bound to the service: `run` is `optimize` with the config's methods."""
 
@@ -268,7 +296,7 @@ def _train_dqn(problem: Problem, cfg: OptimizationConfig, progress: bool, base_s
         from rl.rllib_train import train_rllib_dqn
 
         return train_rllib_dqn(problem, steps=cfg.dqn_steps, seed=cfg.seed, progress=progress,
-                               time_budget_s=cfg.dqn_seconds)
+                               time_budget_s=cfg.dqn_seconds, base_stock_level=base_stock_level)
     from rl.dqn_torch import DQNConfig, train_dqn
 
     return train_dqn(problem, DQNConfig(total_steps=cfg.dqn_steps, time_budget_s=cfg.dqn_seconds,
@@ -285,6 +313,9 @@ def _score(name: str, policy: Policy, ev: Evaluation, role: str = "candidate") -
     elif name == "base_stock":
         params = {"S": int(policy.S)}
         label = f"base-stock (S={params['S']})"
+    elif name == "capped_base_stock":
+        params = {"S": int(policy.S), "r": int(policy.r)}
+        label = f"capped base-stock (S={params['S']}, r={params['r']})"
     elif name == "dp":
         params, label = {}, "DP optimal"
     else:

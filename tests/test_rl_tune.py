@@ -1,5 +1,6 @@
-"""RLlib (counterfactual Learner) through Ray Tune: two instances train in parallel via `rl.tune_per_instance`,
-the best checkpoints load, and the shipped artifacts act exactly like the RLlib module."""
+"""RLlib (counterfactual Learner) through Ray Tune: two instances train in parallel via `rl.tune_per_instance`
+(called by `optimization.service.optimize_many`), the best checkpoints load, and the shipped artifacts act
+exactly like the RLlib module."""
 
 import numpy as np
 import pytest
@@ -18,33 +19,41 @@ def _p(L: int) -> Problem:
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    import rl
+def results(tmp_path_factory):
+    """The Optimization Agent's batch entry point: the DQNs of both instances train in parallel through Tune."""
+    from optimization.service import OptimizationConfig, optimize_many
 
-    settings = RLlibSettings(total_steps=2_000, time_budget_s=None, steps_per_iteration=1_000, learning_starts=500,
-                             num_envs_per_env_runner=32, eval_replications=100, patience=5, seed=3)
     out = tmp_path_factory.mktemp("artifacts")
-    res = rl.tune_per_instance({"L1": _p(1), "L2": _p(2)}, settings, out_dir=out,
-                               storage_path=tmp_path_factory.mktemp("ray_results"))
-    return res, out
+    cfg = OptimizationConfig(dqn=True, dqn_trainer="rllib", dqn_steps=2_000, dqn_seconds=300, use_dp=False,
+                             replications=300, seed=3)
+    return optimize_many({"L1": _p(1), "L2": _p(2)}, cfg, out_dir=out), out
 
 
-def test_two_instances_train_in_parallel(trained):
-    res, out = trained
+def test_two_instances_train_in_parallel(results):
+    res, out = results
     assert list(res) == ["L1", "L2"]
-    for name, t in res.items():
-        assert t.trainer == "tune-rllib-counterfactual"
+    for name, r in res.items():
+        t = r.trained_dqn
+        assert t.trainer == "tune-rllib-counterfactual" and r.dqn_training["trainer"] == t.trainer
         assert t.info["checkpoint"] is not None
-        assert t.info["steps"] >= 2_000  # stopped by the step budget
+        assert t.info["steps"] >= 2_000  # stopped by the step budget (after its first 6,000-step iteration)
         assert np.isfinite(t.info["best_validation_cost"]) and t.info["best_validation_cost"] > 0
-        assert (out / name / "config.json").exists() and (out / name / "dqn_weights.pth").exists()
-    (a0, a1), (b0, b1) = res["L1"].info["window"], res["L2"].info["window"]
+        for f in ("config.json", "dqn_weights.pth", "policy_evaluation_results.csv"):
+            assert (out / name / f).exists(), f
+        names = [s.name for s in r.scores]
+        assert names == ["ss", "base_stock", "capped_base_stock", "dqn"]  # no DP: capped base-stock joins
+        dqn = r.score("dqn")
+        best_h = min((s for s in r.scores if s.name != "dqn"), key=lambda s: s.objective)
+        worse = dqn.objective > best_h.objective
+        assert worse == any("worse than" in n for n in r.notes)  # the agent says so when the DQN loses
+        assert (r.winner.name != "dqn") or not worse
+    (a0, a1), (b0, b1) = res["L1"].trained_dqn.info["window"], res["L2"].trained_dqn.info["window"]
     assert a0 < b1 and b0 < a1, "the two trials did not overlap in time"
 
 
-def test_artifacts_act_like_rllib(trained):
-    res, out = trained
-    t = res["L2"]
+def test_artifacts_act_like_rllib(results):
+    res, out = results
+    t = res["L2"].trained_dqn
     rec = DQNRecommender.load(out / "L2")
     module = load_module_from_checkpoint(t.info["checkpoint"])
     rng = np.random.default_rng(0)
