@@ -180,7 +180,7 @@ def cmd_bench_ordebug(args: argparse.Namespace) -> int:
         for rec in board.to_dict(orient="records"):
             item = {k: rec.get(k) for k in LEADERBOARD_KEYS}
             item.update({k: rec[k] for k in GROUPS[args.by]})
-            item.update({k: rec[k] for k in ("service_level", "bottleneck_found") if k in rec})
+            item.update({k: rec[k] for k in ("root_rr", "root_rank", "service_level", "bottleneck_found") if k in rec})
             item["failed"] = int(rec.get("failed", 0))
             rows.append({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in item.items()})
         print(json.dumps(rows, default=float))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ordebug.iis import compute_iis
+from ordebug.iis import certificate_shares, compute_iis
 from ordebug.instances import Instance
 from ordebug.model import INF, LinearModel
 from ordebug.solver import solve
@@ -61,6 +61,7 @@ class EpisodeLog:
     dropped_rows: set[str] = field(default_factory=set)
     diagnosis_root: list[str] = field(default_factory=list)
     diagnosis_conflict: list[str] = field(default_factory=list)
+    diagnosis_ranking: list[str] = field(default_factory=list)  # suspects best-first (root-rank metric)
     iis_calls: int = 0
     final_edited: dict[str, list[str]] = field(default_factory=dict)  # edits in force at the last optimal solve
     final_dropped: set[str] = field(default_factory=set)
@@ -150,7 +151,17 @@ class DebugEnv:
             iis = compute_iis(self.model, time_limit=self.iis_time_limit).to_json()
         return {"status": iis["status"], "rows": iis["rows"], "col_bounds": iis["col_bounds"],
                 "irreducible": iis["irreducible"], "integrality": iis.get("integrality", False),
-                "solver_calls": self.log.solver_calls}
+                "certificate": self._certificate(iis), "solver_calls": self.log.solver_calls}
+
+    def _certificate(self, iis: dict) -> dict[str, float]:
+        """Farkas shares of the IIS members (see `certificate_shares`), part of what get_iis returns."""
+        m = self.model
+        members = [("row", m.row(r), side) for r, side in iis.get("rows", []) if m.has_row(r)]
+        members += [("col", m.col(c), side) for c, side in iis.get("col_bounds", []) if m.has_col(c)]
+        try:
+            return {k: round(float(v), 4) for k, v in certificate_shares(m, members).items()}
+        except Exception:  # noqa: BLE001 - evidence is optional; the IIS itself stands
+            return {}
 
     # ------------------------------------------------------------------ free inspection
     def _inspect_row(self, name: str) -> dict:
@@ -268,13 +279,15 @@ class DebugEnv:
             self._pristine = True
         return {"ok": True}
 
-    def _diagnose(self, root_cause: list[str] | str, conflict: list[str] | None = None) -> dict:
+    def _diagnose(self, root_cause: list[str] | str, conflict: list[str] | None = None,
+                  ranking: list[str] | None = None) -> dict:
         roots = [root_cause] if isinstance(root_cause, str) else list(root_cause)
-        for r in roots + list(conflict or []):
+        for r in roots + list(conflict or []) + list(ranking or []):
             if not isinstance(r, str) or not (r.startswith("row:") or r.startswith("col:")):
                 raise ValueError(f"diagnosis elements must look like 'row:NAME' or 'col:NAME', got {r!r}")
         self.log.diagnosis_root = roots
         self.log.diagnosis_conflict = list(conflict or [])
+        self.log.diagnosis_ranking = list(ranking or [])
         return {"ok": True}
 
     def _submit(self) -> dict:

@@ -612,3 +612,45 @@ def subsystem_infeasible(model: LinearModel, elements: set[str], use_integrality
     if not members:
         return False
     return SubsystemOracle(model, use_integrality, _Deadline(time_limit)).infeasible(members)
+
+
+def certificate_shares(model: LinearModel, members: list[Member], time_limit: float = 5.0) -> dict[str, float]:
+    """Each IIS element's share of the Farkas contradiction, ``|y_k b_k| / sum |y b|``, keyed ``row:NAME``.
+
+    The elastic LP of the subsystem (only its members' sides) gives multipliers y with y^T A = 0-ish
+    on the free directions and y^T b > 0: the side values b_k whose terms dominate y^T b carry the
+    contradiction. A sabotaged right-hand side or bound moved out of reach dominates; a faithful
+    member contributes a small share. Empty when the certificate cannot be computed in time.
+    """
+    if not members:
+        return {}
+    rows = sorted({i for k, i, _ in members if k == "row"})
+    sub_a = model.A[rows] if rows else sp.csr_matrix((0, model.num_cols))
+    cols = sorted(set(np.unique(sub_a.indices).tolist()) | {j for k, j, _ in members if k == "col"})
+    rpos = {i: p for p, i in enumerate(rows)}
+    cpos = {j: p for p, j in enumerate(cols)}
+    rl, ru = np.full(len(rows), -INF), np.full(len(rows), INF)
+    cl, cu = np.full(len(cols), -INF), np.full(len(cols), INF)
+    for kind, idx, side in members:
+        if kind == "row":
+            (rl if side == "lower" else ru)[rpos[idx]] = (model.row_lower if side == "lower" else model.row_upper)[idx]
+        else:
+            (cl if side == "lower" else cu)[cpos[idx]] = (model.col_lower if side == "lower" else model.col_upper)[idx]
+    sub = LinearModel("iis", [model.row_names[i] for i in rows], [model.col_names[j] for j in cols],
+                      sub_a[:, cols] if rows else sp.csr_matrix((0, len(cols))), rl, ru, cl, cu,
+                      np.zeros(len(cols)), np.zeros(len(cols), dtype=bool))
+    cert = elastic_certificate(sub, time_limit)
+    terms: dict[str, float] = {}
+    if cert:
+        for (kind, p, side), y in cert.items():
+            if kind == "row":
+                b = (sub.row_lower if side == "lower" else sub.row_upper)[p]
+                key = f"row:{sub.row_names[p]}"
+            else:
+                b = (sub.col_lower if side == "lower" else sub.col_upper)[p]
+                key = f"col:{sub.col_names[p]}"
+            terms[key] = terms.get(key, 0.0) + abs(y * b) + 1e-12 * y
+    if not terms:
+        return {}
+    total = sum(terms.values()) or 1.0
+    return {k: v / total for k, v in terms.items()}

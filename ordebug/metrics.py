@@ -75,6 +75,21 @@ def fidelity(instance: Instance, log: EpisodeLog) -> tuple[float, int, int]:
     return kept / len(ref), kept, len(ref)
 
 
+def root_rank(truth: set[str], ranking: list[str]) -> tuple[float, float]:
+    """(1-based rank of the first true root element in the agent's suspect ranking, its reciprocal).
+
+    The ranking-quality metric: how many suspects an agent would probe before the real error. A root
+    missing from the ranking ranks last + 1 (reciprocal 0); NaN when there is no ground truth (wild) or
+    the agent gave no ranking."""
+    ranked = list(dict.fromkeys(ranking))
+    if not truth or not ranked:
+        return math.nan, math.nan
+    for k, el in enumerate(ranked, start=1):
+        if el in truth:
+            return float(k), 1.0 / k
+    return float(len(ranked) + 1), 0.0
+
+
 def episode_metrics(instance: Instance, log: EpisodeLog, check_conflict: bool = True) -> dict:
     """One leaderboard row's worth of numbers for one episode."""
     recovered = log.recovered_at is not None
@@ -89,6 +104,7 @@ def episode_metrics(instance: Instance, log: EpisodeLog, check_conflict: bool = 
         row["DA"] = (1.0 / len(suspects)) if suspects and truth & set(suspects) else 0.0
     else:
         row["DA"] = math.nan
+    row["root_rank"], row["root_rr"] = root_rank(truth, log.diagnosis_ranking)
     conflict = set(log.diagnosis_conflict)
     stored = instance.iis_elements
     row["iis_recall"] = len(conflict & stored) / len(stored) if stored else math.nan
@@ -146,7 +162,7 @@ def leaderboard(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     fail = d["failed"] > 0
     for c in ("RR@5", "RR@10", "RR@20", "TE", "FP", "rational"):
         d.loc[fail, c] = d.loc[fail, c].fillna(0.0)
-    extras = [c for c in ("service_level", "bottleneck_found") if c in d and d[c].notna().any()]
+    extras = [c for c in ("root_rr", "root_rank", "service_level", "bottleneck_found") if c in d and d[c].notna().any()]
     metric_cols = metric_cols + extras
     g = d.groupby(by, dropna=False)
     out = g[metric_cols].mean()
@@ -158,7 +174,8 @@ def leaderboard(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
 
 def format_table(board: pd.DataFrame) -> str:
     shown = board.copy()
-    for c in ("RR@5", "RR@10", "RR@20", "DA", "OP", "TE", "FP", "rational", "service_level", "bottleneck_found"):
+    for c in ("RR@5", "RR@10", "RR@20", "DA", "OP", "TE", "FP", "rational", "root_rr", "root_rank", "service_level",
+              "bottleneck_found"):
         if c in shown:
             shown[c] = shown[c].map(lambda v: "  n/a" if pd.isna(v) else f"{v:5.3f}")
     return shown.to_string(index=False)

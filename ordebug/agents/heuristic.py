@@ -211,6 +211,30 @@ class HeuristicAgent:
                                                          for c in ints], "integrality-iis"))
         return out
 
+    # ------------------------------------------------------------------ ranking
+    @staticmethod
+    def _with_certificate(cands: list[Candidate], shares: dict[str, float]) -> list[Candidate]:
+        """Combine structural unusualness (the sibling score) with the Farkas certificate's evidence.
+
+        Strong structural evidence (score >= 1) gets a bonus of up to 0.6 by the member's share of the
+        contradiction (it breaks ties between equally odd members); generic repairs (score < 1, no
+        structural evidence) are scaled by (0.25 + share), so the member carrying the contradiction is
+        loosened first instead of the first member in IIS order.
+        """
+        if not shares:
+            return cands
+        out = []
+        for c in cands:
+            share = float(shares.get(c.element, 0.0))
+            score = c.score + 0.6 * share if c.score >= 1.0 else c.score * (0.25 + share)
+            out.append(Candidate(score, c.element, c.actions, c.label))
+        return out
+
+    @staticmethod
+    def _ranking(cands: list[Candidate]) -> list[str]:
+        """Suspect elements best-first: the order in which the agent probes them."""
+        return list(dict.fromkeys(c.element for c in sorted(cands, reverse=True)))
+
     # ------------------------------------------------------------------ episode
     def run(self, env: DebugEnv) -> None:
         if env.instance.meta.get("track") == "resilience":
@@ -242,6 +266,8 @@ class HeuristicAgent:
         if not conflict:
             cands = [c for c in cands if c.score >= 1.0] + sorted([c for c in cands if c.score < 1.0],
                                                                  reverse=True)[:10]
+        cands = self._with_certificate(cands, iis.get("certificate") or {})
+        ranking = self._ranking(cands)
         seen: set[str] = set()
         for cand in sorted(cands, reverse=True):
             key = repr(cand.actions)
@@ -256,10 +282,12 @@ class HeuristicAgent:
                     applied += 1
             res = env.step({"op": "solve"})
             if res.get("status") == "optimal":
-                env.step({"op": "diagnose", "root_cause": [cand.element], "conflict": conflict})
+                env.step({"op": "diagnose", "root_cause": [cand.element], "conflict": conflict,
+                          "ranking": [cand.element] + [e for e in ranking if e != cand.element]})
                 env.step({"op": "submit"})
                 return
             for _ in range(applied):
                 env.step({"op": "undo"})
-        env.step({"op": "diagnose", "root_cause": [cands[0].element] if cands else [], "conflict": conflict})
+        env.step({"op": "diagnose", "root_cause": [cands[0].element] if cands else [], "conflict": conflict,
+                  "ranking": ranking})
         env.step({"op": "submit"})
