@@ -187,6 +187,16 @@ def build_report(df: pd.DataFrame, config, title: str = "Study report") -> tuple
     return "\n".join(lines), headline
 
 
+def completeness(run_dir: Path, df: pd.DataFrame | None = None) -> tuple[int, int]:
+    """(finished units, planned units = instances x trials x treatments) of a run directory."""
+    from evaluation.runner import load_results
+
+    config = read_config(Path(run_dir))
+    df = load_results(Path(run_dir)) if df is None else df
+    done = int(df["unit_id"].nunique()) if not df.empty else 0
+    return done, config.instances * config.trials * len(config.treatments)
+
+
 def write_report(run_dir: Path) -> Path:
     from evaluation.runner import load_results
 
@@ -200,6 +210,11 @@ def write_report(run_dir: Path) -> Path:
     out = run_dir / REPORT_DIR
     out.mkdir(parents=True, exist_ok=True)
     text, _ = build_report(df, config)
+    done, expected = completeness(run_dir, df)
+    if done < expected:  # an interrupted run: say so at the top, before any number
+        title, rest = text.split("\n", 1)
+        text = (f"{title}\n\n**Partial run: {done} of {expected} units finished** (the tables below cover only "
+                f"those; `askopt study ... --resume` finishes it).\n{rest}")
     images = _plots(df, out)
     text += "\n## Plots\n\n" + "\n".join(f"![{n}]({n})" for n in images) + "\n"
     path = out / "report.md"

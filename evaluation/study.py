@@ -1,13 +1,18 @@
 """Study configuration, the unit list, and seeds.
 
 A study is instances x treatments x trials. Each (instance, treatment, trial) is one *unit* and one row of
-results. Seeds are sha256-derived from names, never from run order, so any unit reruns identically alone:
+results. Seeds come from the config alone (the study seed and the unit's key), never from run order, the
+study's name or the output folder, so any unit reruns identically alone and `--out` can be anything:
 
 * instance i:            derive_seed(study.seed_key, "instance", i)            (agents.generator)
 * dialogue / consultant: derive_seed(study.seed_key, instance_id, trial)        (shared by A and B of a trial,
                                                                                  so both talk to the same owner)
 * Monte Carlo scoring:   derive_seed(study.seed_key, instance_id, "score")      (shared by every unit of an
                                                                                  instance: common random numbers)
+
+`seed_key` is "study/<seed>" (config version 2). Version-1 configs, written before, rooted seeds in
+"<name>/<seed>" with the name defaulting to the output folder's basename; they keep that root so a run
+started then still resumes identically.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ TREATMENT_NAMES = {
     "C": "end-to-end consultant given the true parameter file",
 }
 CONFIG_FILE = "config.json"
+SEED_SCHEME = 2  # StudyConfig.version: 2 = seeds from the study seed; 1 = from "<name>/<seed>" (older runs)
 
 
 @dataclass
@@ -50,10 +56,16 @@ class StudyConfig:
     llm: dict | None = None  # LLMConfig fields (api key never written to disk); None = offline stand-ins
     # USD per million tokens by model ("*" = any): {"gpt-4o": {"prompt_per_million": 2.5, "completion_per_million": 10}}
     prices: dict = field(default_factory=dict)
-    version: int = 1
+    version: int = SEED_SCHEME
 
     def __post_init__(self) -> None:
         self.treatments = tuple(self.treatments)
+        if self.version not in (1, SEED_SCHEME):
+            raise ValueError(f"version: {self.version!r} is not allowed; allowed: 1, {SEED_SCHEME}")
+        dupes = sorted({t for t in self.treatments if self.treatments.count(t) > 1})
+        if dupes:
+            raise ValueError(f"treatments: {','.join(self.treatments)} is not allowed; {', '.join(dupes)} given "
+                             "more than once (each treatment runs once per instance and trial)")
         self.prices = dict(self.prices or {})
         from llm.client import price_for
 
@@ -71,7 +83,11 @@ class StudyConfig:
 
     @property
     def seed_key(self) -> str:
-        return f"{self.name}/{self.seed}"
+        """The root of every seed of the study: the study seed (the name is a label only). Version-1 configs
+        keep their old "<name>/<seed>" root so their runs resume identically."""
+        if self.version < 2:
+            return f"{self.name}/{self.seed}"
+        return f"study/{self.seed}"
 
     @property
     def offline(self) -> bool:
@@ -86,13 +102,30 @@ class StudyConfig:
 
     @classmethod
     def from_json(cls, d: dict) -> StudyConfig:
+        """A config from its JSON form, every field type-checked (pydantic) with the field named on error;
+        unknown keys (from other versions) are ignored."""
+        from pydantic import TypeAdapter, ValidationError
+
+        if not isinstance(d, dict):
+            raise ValueError(f"config: {type(d).__name__} is not allowed; must be an object of study settings")
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        data = {k: v for k, v in d.items() if k in known}
+        if "version" not in data:
+            data["version"] = 1  # configs from before the version field rooted seeds in name/seed
+        try:
+            return TypeAdapter(cls).validate_python(data)
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            loc = ".".join(str(p) for p in err.get("loc", ()))
+            msg = err.get("msg", "is not allowed").removeprefix("Value error, ")
+            raise ValueError(f"config.{loc}: {msg}" if loc else f"config.{msg}") from None
 
     def comparable(self) -> dict:
         """The fields that must match for --resume (everything that changes results)."""
         d = self.to_json()
         d.pop("units_per_task", None)
+        if self.version >= 2:
+            d.pop("name", None)  # a label: seeds do not depend on it
         if d.get("llm"):
             d["llm"] = {k: v for k, v in d["llm"].items() if k in ("base_url", "model", "temperature")}
         return d
@@ -160,5 +193,23 @@ def write_config(out: Path, config: StudyConfig) -> None:
 
 
 def read_config(out: Path) -> StudyConfig:
-    payload = json.loads((out / CONFIG_FILE).read_text())
-    return StudyConfig.from_json(payload["config"])
+    """The StudyConfig in OUT/config.json; ValueError naming the file and the field when it is not one."""
+    path = Path(out) / CONFIG_FILE
+    try:
+        text = path.read_text()
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a directory, not a study config") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: is not UTF-8 text") from None
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: is nested too deeply to be a study config") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("config"), dict):
+        raise ValueError(f"{path}: has no \"config\" object; is this a run directory written by askopt study?")
+    try:
+        return StudyConfig.from_json(payload["config"])
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None

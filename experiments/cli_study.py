@@ -53,7 +53,8 @@ def register(subparsers) -> None:
     p.add_argument("--instances", type=int, default=12)
     p.add_argument("--trials", type=int, default=1, help="imitator seeds per instance (pass^k)")
     p.add_argument("--out", required=True, help="run directory, e.g. runs/NAME")
-    p.add_argument("--name", default=None, help="study name (seeds derive from it; default: OUT's basename)")
+    p.add_argument("--name", default=None, help="study name, a label in the report (default: OUT's basename); "
+                   "seeds come from --seed and each unit's key, never from the name or OUT")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--treatments", default="A,B,C", help="comma-separated subset of A,B,C")
     p.add_argument("--design", default="random", help="random | paper-cells (poisson L1, poisson L7, normal L7)")
@@ -91,9 +92,14 @@ def register(subparsers) -> None:
 
 
 def config_from_cli(args: argparse.Namespace):
-    from evaluation.study import StudyConfig
+    """The StudyConfig the options describe; one-line errors naming the option. With --resume into a run
+    directory written before seed scheme 2, the run's own seed scheme (config version) is kept."""
+    from evaluation.study import SEED_SCHEME, StudyConfig, read_config
+    from experiments.cli_inputs import StudyArgs, check_out_dir, validate_args
     from llm.client import config_from_args
 
+    opts = validate_args(StudyArgs, args)
+    out = check_out_dir(args.out)
     llm = None
     try:
         llm_cfg = config_from_args(args)
@@ -101,13 +107,6 @@ def config_from_cli(args: argparse.Namespace):
         raise _input_error(str(exc)) from None
     if llm_cfg.is_configured:
         llm = asdict(llm_cfg)
-    for name in ("instances", "trials", "replications"):
-        if getattr(args, name) < 1:
-            raise _input_error(f"--{name}: {getattr(args, name)} is not allowed; must be >= 1")
-    if args.num_cpus is not None and args.num_cpus < 1:
-        raise _input_error(f"--num-cpus: {args.num_cpus} is not allowed; must be >= 1")
-    if args.units_per_task < 0:
-        raise _input_error(f"--units-per-task: {args.units_per_task} is not allowed; must be >= 0")
     prices = _prices(getattr(args, "price", []) or [])
     treatments = tuple(t.strip().upper() for t in args.treatments.split(",") if t.strip())
     persona = args.persona
@@ -118,11 +117,17 @@ def config_from_cli(args: argparse.Namespace):
             raise _input_error(f"--persona: {persona!r} is not allowed; allowed: mixed, {', '.join(sorted(PERSONAS))}")
     except ImportError:
         pass
+    version = SEED_SCHEME
+    if getattr(args, "resume", False) and (out / "config.json").is_file():
+        try:
+            version = read_config(out).version
+        except ValueError as exc:
+            raise _input_error(f"--resume: {exc}") from None
     try:
-        return StudyConfig(name=args.name or Path(args.out).name, instances=args.instances, trials=args.trials,
-                           treatments=treatments, design=args.design, persona=persona, seed=args.seed,
-                           replications=args.replications, units_per_task=args.units_per_task,
-                           max_turns=args.max_turns, dqn=args.dqn, llm=llm, prices=prices)
+        return StudyConfig(name=args.name or out.resolve().name or "study", instances=opts.instances,
+                           trials=opts.trials, treatments=treatments, design=args.design, persona=persona,
+                           seed=opts.seed, replications=opts.replications, units_per_task=opts.units_per_task,
+                           max_turns=opts.max_turns, dqn=args.dqn, llm=llm, version=version, prices=prices)
     except ValueError as exc:
         raise _input_error(f"--{str(exc).split(':')[0]}: {str(exc).split(': ', 1)[-1]}") from None
 
@@ -143,20 +148,76 @@ def _prices(items: list[str]) -> dict:
     return table
 
 
-def run_study_cmd(args: argparse.Namespace) -> int:
-    from evaluation.runner import StudyError, run_study
+def _fanout_options(args: argparse.Namespace):
+    """--max-concurrent-dialogues, --llm-rpm/--llm-tpm, --budget-usd checked; the RateLimit."""
     from llm.ratelimit import RateLimit
 
-    config = config_from_cli(args)
     if args.max_concurrent_dialogues is not None and args.max_concurrent_dialogues < 0:
         raise _input_error(f"--max-concurrent-dialogues: {args.max_concurrent_dialogues} is not allowed; "
                            "must be >= 0")
     if args.budget_usd is not None and not args.budget_usd > 0:
         raise _input_error(f"--budget-usd: {args.budget_usd} is not allowed; must be > 0")
     try:
-        limit = RateLimit(args.llm_rpm, args.llm_tpm)
+        return RateLimit(args.llm_rpm, args.llm_tpm)
     except ValueError as exc:
         raise _input_error(f"--llm-{exc}") from None
+
+
+def _is_ray_process(p) -> bool:
+    try:
+        name, cmd = p.name(), " ".join(p.cmdline())
+    except Exception:  # noqa: BLE001 - gone or not ours to inspect
+        return False
+    return name.startswith("ray::") or name in ("raylet", "gcs_server") or "/ray/" in cmd
+
+
+def shutdown_local_ray() -> int:
+    """Shut down the Ray this process started and reap every helper it left behind (raylet, GCS, dashboard,
+    agents, idle workers, and those of a start-up that timed out half way): Ray processes among this
+    process's descendants and those naming its Ray session, by pid. Returns how many were still alive after
+    `ray.shutdown()` and had to be terminated (0 when Ray cleaned up after itself)."""
+    if "ray" not in sys.modules:
+        return 0
+    import psutil
+    import ray
+
+    helpers = {p.pid: p for p in psutil.Process().children(recursive=True) if _is_ray_process(p)}
+    node = getattr(getattr(ray._private.worker, "global_worker", None), "node", None)
+    session = getattr(node, "session_name", None)
+    if session:
+        for p in psutil.process_iter(["cmdline", "uids"]):
+            try:
+                if p.info["uids"] and p.info["uids"].real == os.getuid() and session in " ".join(p.info["cmdline"] or ()):
+                    helpers.setdefault(p.pid, p)
+            except (psutil.Error, TypeError):
+                continue
+    helpers.pop(os.getpid(), None)
+    ray.shutdown()
+    _, alive = psutil.wait_procs(list(helpers.values()), timeout=5)
+    for p in alive:
+        try:
+            p.terminate()
+        except psutil.Error:
+            pass
+    _, alive2 = psutil.wait_procs(alive, timeout=3)
+    for p in alive2:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    return len(alive)
+
+
+def _ray_running() -> bool:
+    return "ray" in sys.modules and sys.modules["ray"].is_initialized()
+
+
+def run_study_cmd(args: argparse.Namespace) -> int:
+    from evaluation.runner import StudyError, run_study
+
+    config = config_from_cli(args)
+    limit = _fanout_options(args)
+    ours = not args.address and not _ray_running()  # a Ray this command starts (not a caller's, not a cluster)
     try:
         s = run_study(config, Path(args.out), resume=args.resume, address=args.address, num_cpus=args.num_cpus,
                       progress=not args.no_progress, include_dashboard=args.dashboard,
@@ -164,6 +225,9 @@ def run_study_cmd(args: argparse.Namespace) -> int:
                       budget_usd=args.budget_usd)
     except StudyError as exc:
         raise _input_error(str(exc)) from None
+    finally:
+        if ours:
+            shutdown_local_ray()
     print(f"study {config.name}: {s.executed} units run ({s.failed} failed), {s.skipped} already done, "
           f"{s.infra_failures} batches lost to infrastructure, {s.seconds:.1f} s on {s.num_cpus:g} CPUs")
     if s.mode == "fanout":
@@ -174,15 +238,19 @@ def run_study_cmd(args: argparse.Namespace) -> int:
 
 
 def run_report_cmd(args: argparse.Namespace) -> int:
-    from evaluation.report import write_report
+    from evaluation.report import completeness, write_report
 
     run_dir = Path(args.run_dir)
-    if not (run_dir / "config.json").exists():
-        raise _input_error(f"RUN_DIR: {run_dir} is not a study run directory (no config.json)")
+    if not (run_dir / "config.json").is_file():
+        raise _input_error(f"RUN_DIR: {str(run_dir)!r} is not a study run directory (no config.json file)")
     try:
         path = write_report(run_dir)
+        done, expected = completeness(run_dir)
     except ValueError as exc:
         raise _input_error(str(exc)) from None
+    if done < expected:
+        print(f"askopt: warning: {run_dir} is a partial run: {done} of {expected} units finished; the report "
+              f"says so (finish it with askopt study ... --out {run_dir} --resume)", file=sys.stderr)
     print(f"report: {path}")
     return 0
 
@@ -244,11 +312,17 @@ def run_submit_cmd(args: argparse.Namespace) -> int:
 
 
 def run_demo_cmd(args: argparse.Namespace) -> int:
+    from experiments.cli_inputs import StudyArgs, check_out_dir, validate_args
     from experiments.demo import run_demo
 
-    if args.instances < 1:
-        raise _input_error(f"--instances: {args.instances} is not allowed; must be >= 1")
-    path = run_demo(Path(args.out), instances=args.instances, trials=args.trials, num_cpus=args.num_cpus,
-                    fresh=args.fresh)
+    opts = validate_args(StudyArgs, args)
+    out = check_out_dir(args.out)
+    ours = not _ray_running()
+    try:
+        path = run_demo(out, instances=opts.instances, trials=opts.trials, num_cpus=opts.num_cpus,
+                        fresh=args.fresh)
+    finally:
+        if ours:
+            shutdown_local_ray()
     print(f"\nreport: {path}")
     return 0
