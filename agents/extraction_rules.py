@@ -116,7 +116,7 @@ _ANCHORS: dict[str, str] = {
     "penalty_cost": r"penalt\w*|stock[\s-]?outs?|shortages?|\bshort\b|\blost\b|\blose\b|\bloss\b|\bmiss\w*|"
                     r"run(?:ning)? out|run(?:s|ning)? (?:dry|low)|sold out|sell out|out of stock|profit|margin|"
                     r"goodwill|\bwait\w*|delay\w*|\blate\b|"
-                    r"backorder\w*|unmet|unfilled|unserved|disappoint\w*|\bempty\b|\bhit\b",
+                    r"backorder\w*|unmet|unfilled|unserved|can't serve|cannot serve|turn(?:ed)? away|disappoint\w*|\bempty\b|\bhit\b",
     "setup_cost": r"set[\s-]?up|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
                   r"plac\w*\s+(?:an\s+)?orders?|\bdelivery\b|deliveries|shipping|shipment|\btruck\b|\bfixed\b|"
                   r"\bflat\b|\bfees?\b|paperwork|admin\w*|ordering",
@@ -134,7 +134,9 @@ _KIND_PARAMS = {
 _SETUP_SUFFIX = re.compile(r"^\s*(?:\w+\s+){0,4}?(?:(?:per|each|every|an?|for each|for every|for an?)\s+"
                            r"(?:order|delivery|shipment|truck|time|batch|purchase order)\b|flat\b|fixed\b|"
                            r"regardless|no matter|each time|every time|in (?:shipping|paperwork|admin))")
-_PENALTY_SUFFIX = re.compile(r"(?:per|each|every|an?|for each|for every|on each|on every)\s+(?:lost|missed|"
+_LOSS_PREFIX = re.compile(r"\b(?:lose|loses|losing|lost|miss|missed|forgo|give up)\b[^,;]*$")
+_PENALTY_SUFFIX = re.compile(r"(?:of (?:profit|margin|goodwill)|in (?:lost )?(?:profit|margin|goodwill))|"
+                             r"(?:per|each|every|an?|for each|for every|on each|on every)\s+(?:lost|missed|"
                              r"unit short|sale (?:we|you) miss|unfilled)|\bshort\b|customer waits|\bwaits?\b|"
                              r"\blate\b|\bdelay\w*|in goodwill|lost profit|of profit|\bhit\b")
 # "the stockroom can take 250", "the shelves fit 80": a storage place with a verb of capacity right before a count
@@ -144,7 +146,9 @@ _STORAGE_PREFIX = re.compile(r"(?:stock ?room|store ?room|back ?room|back room|\
                              r"physically )*(?:take|takes|hold|holds|fit|fits|store|stores|handle|handles|"
                              r"accommodate\w*|manage|manages|has room for|has space for)(?:\s+(?:up to|about|around|"
                              r"roughly|maybe|at most|only|just|a max(?:imum)? of|no more than))*\s*$")
-_STORAGE_SUFFIX = re.compile(r"^\s*(?:\w+\s+)?(?:will |would |can |could )?(?:fit|fits|go|goes)\s+(?:in|into)\s+"
+_STORAGE_SUFFIX = re.compile(r"^\s*(?:units?\s+|items?\s+|of them\s+)?(?:in|on)\s+(?:the |our |my )?(?:back|back ?room|"
+                             r"stock ?room|store ?room|shel(?:f|ves)|warehouse|storage|cooler|fridge|freezer)\b|"
+                             r"^\s*(?:\w+\s+)?(?:will |would |can |could )?(?:fit|fits|go|goes)\s+(?:in|into)\s+"
                              r"(?:the |our |my )?(?:stock ?room|store ?room|back ?room|back|shelf|shelves|warehouse|"
                              r"storage|cooler|fridge|freezer|walk-in)")
 # "the truck carries 200", "the supplier sends at most 90", "one pallet, 48 cases": limits of a single order
@@ -237,13 +241,16 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
     if kind == "bare" and q.per_unit and q.period:
         kind = "money"  # "0.5 per unit per day" is a cost even without a currency sign
     if kind == "money":
-        if _SETUP_SUFFIX.search(q.suffix):
+        setup, penalty = _SETUP_SUFFIX.search(q.suffix), _PENALTY_SUFFIX.search(q.suffix)
+        if penalty and (not setup or penalty.start() < setup.start() or _LOSS_PREFIX.search(q.prefix[-30:])):
+            return "penalty_cost", "suffix"  # "$6 of profit every time a customer leaves"
+        if setup:
             return "setup_cost", "suffix"
-        if _PENALTY_SUFFIX.search(q.suffix):
-            return "penalty_cost", "suffix"
     if kind in ("count", "bare") and q.period and not q.per_unit:
         return "demand_distribution", "suffix"  # "20 a day", "42 units a week"
     params = _KIND_PARAMS[kind]
+    if kind == "bare" and not (q.per_unit or q.period) and context not in MONEY_FIELDS:
+        params = tuple(p for p in params if p not in MONEY_FIELDS)  # "we can keep 150" is not $150
     if kind == "money" and q.period:
         params = ("holding_cost", "penalty_cost")  # a fixed fee per order is never charged per day or month
     if kind == "bare" and not (-10 <= q.value <= 10 or q.value == int(q.value)):
@@ -412,6 +419,9 @@ def _demand(sentence: str, qs: list[Quantity], known: dict[str, object], out: Pa
     if not main:
         return
     q = main[0]
+    later_range = next((x for x in main[1:] if x.is_range), None)
+    if not q.is_range and later_range is not None and sd is None:
+        q = later_range  # "around 25 a day, anywhere from 15 to 35": the range says how it varies
     period = q.period or next((x.period for x in main if x.period), None) or "day"
     days = _PERIOD_DAYS[period]
     det = bool(_DET_CUES.search(sentence))

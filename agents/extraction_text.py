@@ -158,7 +158,8 @@ _RUN_ON = re.compile(r"(?<=[a-z0-9%)])[ \t]+(?=(?!(?:Monday|Tuesday|Wednesday|Th
 _INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm|um|uh)\s*,?\s*wait\b\s*[,.!:\-\u2026]*\s*|"
                            r"(?:^\s*|(?<=[.!?])\s*)wait\s*[,!:\-\u2026]+\s*|"
                            r"(?:\.{2,}|\u2026)\s*(?:no|sorry|actually)\b,?\s*|"
-                           r"\b(?:no|sorry)\s*,\s*(?:make (?:it|that)|i mean)\b,?\s*")
+                           r"\b(?:no|sorry)\s*,\s*(?:make (?:it|that)|i mean)\b,?\s*|"
+                           r",?\s*\b(?:uh|um|er|erm|oh)\s*,?\s*no\b\s*[,.!-]*\s*|,\s*no\s*,\s*(?=\d|[a-z]+ (?:days?|units?))")
 
 
 def _prepare(text: str) -> str:
@@ -253,8 +254,8 @@ _PERIOD_WORDS = [
     (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?month\b|\bmonthly\b|/\s*mo(?:nth)?\b", "month"),
     (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?year\b|\byearly\b|\bannual(?:ly)?\b", "year"),
 ]
-_PREFIX_PERIOD = [(r"\bdaily\s+(?:\w+\s+){0,2}$", "day"), (r"\bweekly\s+(?:\w+\s+){0,2}$", "week"),
-                  (r"\bmonthly\s+(?:\w+\s+){0,2}$", "month")]
+_PREFIX_PERIOD = [(r"\bdaily\s+(?:\w+\s+){0,4}$", "day"), (r"\bweekly\s+(?:\w+\s+){0,4}$", "week"),
+                  (r"\bmonthly\s+(?:\w+\s+){0,4}$", "month")]
 _PER_UNIT = re.compile(r"(?:per|a|an|each|every|/|for each|for every)\s*(?:lost\s+|missed\s+|extra\s+)?"
                        r"(?:unit|item|piece|one|box|bottle|case|pack|loaf|crate|product|thing|sale|sku|"
                        r"stem|sandwich|bag|widget|part)s?\b")
@@ -336,7 +337,7 @@ def _single(sentence: str, m: re.Match[str]) -> Quantity:
                 break
         if period is None:
             for pat, name in _PREFIX_PERIOD:
-                if re.search(pat, prefix[-30:]):
+                if re.search(pat, prefix[-40:] + " "):
                     period = name
                     break
     per_unit = bool(_PER_UNIT.search(suffix[:45]))
