@@ -176,6 +176,8 @@ def test_resilience_track_heuristic_keeps_service_and_finds_bottleneck():
 
     insts = build_resilience(n=3, seed=0)
     assert insts and all(i.meta["track"] == "resilience" and i.meta["levers"] for i in insts)
+    # All three disruption types break a plan, lane loss included (capacity on the surviving lanes).
+    assert {i.operator for i in insts} == {"plant_outage", "lane_loss", "demand_spike"}
     for inst in insts:
         env = DebugEnv(inst)
         locked = inst.root[0].split(":", 1)[1]
