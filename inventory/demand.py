@@ -202,7 +202,11 @@ class Demand:
 
 
 def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+    """Short when exact ("6", "2.5"), else every digit: describe() must read back as the same Demand."""
+    if float(x).is_integer():
+        return str(int(x))
+    short = f"{x:g}"
+    return short if float(short) == x else repr(float(x))
 
 
 _CALL_NAME = re.compile(r"[a-zA-Z_ ]+")

@@ -381,7 +381,10 @@ def format_value(name: str, value) -> str:
         return value.describe()
     if isinstance(value, float) and value.is_integer() and name not in ("holding_cost", "penalty_cost", "setup_cost"):
         return str(int(value))
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        short = f"{value:g}"  # a table written and read back must give the same Problem
+        return short if float(short) == value else repr(value)
+    return str(value)
 
 
 def problem_from_values(values: dict, base_dir: Path | None = None) -> Problem:
