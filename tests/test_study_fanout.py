@@ -90,3 +90,37 @@ def test_killed_dialogue_actor_and_budget_stop_then_resume(env, tmp_path, tmp_pa
     rows = pd.concat([pd.read_parquet(f) for f in (out / "units").glob("batch-*.parquet")])
     assert sorted(rows["unit_id"]) == sorted(u.unit_id for u in plan_study(cfg).units)  # each unit exactly once
     assert (rows["status"] == "ok").all()
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_driver_then_resume_loses_and_duplicates_nothing(env, tmp_path):
+    """`askopt study` against the emulator, SIGKILLed (with the Ray it started) once a batch has landed;
+    `--resume` writes exactly the missing units."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    srv = env
+    out = tmp_path / "killed"
+    askopt = str(Path(sys.executable).parent / "askopt")
+    cmd = [askopt, "study", "--instances", "4", "--treatments", "B,C", "--replications", "200", "--out", str(out),
+           "--llm-base-url", srv.base_url, "--model", "auto", "--max-concurrent-dialogues", "2", "--num-cpus", "2",
+           "--no-progress", "--no-dashboard"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 900  # Ray start-up alone took 60 s on a loaded 2-core machine
+    while not list((out / "units").glob("batch-*.parquet")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)  # the driver and every process it started (its own local Ray)
+    proc.wait()
+    landed = {f.name for f in (out / "units").glob("batch-*.parquet")}
+    assert 1 <= len(landed) < 4  # killed mid-run (a half-written .tmp file is never read)
+    from evaluation.study import read_config
+
+    cfg = read_config(out)
+    s = run_study(cfg, out, resume=True, progress=False, max_concurrent_dialogues=4)
+    rows = pd.concat([pd.read_parquet(f) for f in (out / "units").glob("batch-*.parquet")])
+    assert s.skipped == 2 * len(landed) and s.executed == 8 - 2 * len(landed)
+    assert sorted(rows["unit_id"]) == sorted(u.unit_id for u in plan_study(cfg).units)  # each exactly once
