@@ -1,11 +1,15 @@
 """OR-Debug-Bench targets, measured: prints each measured value against its target as a ratio.
 
-Targets (issue 6):
+Targets (issues 6 and 16):
   * IIS on all 29 in-the-wild NETLIB infeasible models, each verified irreducible, <= 10 s each;
-  * heuristic agent RR@5 >= 0.95 and rational recovery >= 0.90 on the synthetic split;
+  * heuristic agent RR@5 >= 0.95 and rational recovery >= 0.90 on the synthetic split, and on the
+    frozen held-out split of real models it was not tuned on (ordebug/heldout.py);
+  * at least 30 synthetic instances per sabotage operator;
+  * no episode longer than 15 s on a model of <= 6,000 rows;
   * the drop-all agent's rational recovery clearly lower (we require <= half the heuristic's).
 
-Usage: .venv/bin/python benchmarks/bench_ordebug.py [--out results/ordebug-bench] [--skip-iis] [--json FILE]
+Usage: .venv/bin/python benchmarks/bench_ordebug.py [--out results/ordebug-bench] [--skip-iis] [--skip-heldout]
+       [--skip-ablation] [--no-check] [--json FILE]
 Needs ../shared/data (or ASKOPT_SHARED_DATA) for the wild models.
 """
 
@@ -46,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="results/ordebug-bench")
     ap.add_argument("--skip-iis", action="store_true")
+    ap.add_argument("--skip-heldout", action="store_true", help="skip the held-out split (its targets too)")
+    ap.add_argument("--skip-ablation", action="store_true", help="skip the heuristic --iis off run")
+    ap.add_argument("--no-check", action="store_true", help="exit 0 even when a target is missed")
     ap.add_argument("--splits", default="", type=lambda v: [x for x in v.split(",") if x],
                     help="extra splits to report, e.g. netlib,wild,resilience (no targets)")
     ap.add_argument("--json", default=None, help="also write the measured values to this JSON file")
@@ -62,9 +69,14 @@ def main(argv: list[str] | None = None) -> int:
                    ("wild IIS max seconds", wild["max_seconds"], 10.0, False)]
 
     insts = build_split("synthetic", args.out)
-    frames = [run_benchmark(insts, agent, args.out, progress=True) for agent in ("heuristic", "drop")]
-    frames.append(run_benchmark(insts, "heuristic", args.out, allow_iis=False, progress=True))
     import pandas as pd
+
+    per_op = pd.Series([i.operator for i in insts]).value_counts()
+    print("\nSynthetic instances per operator:", ", ".join(f"{k} {v}" for k, v in per_op.items()))
+    checks.append(("synthetic instances per operator (min)", float(per_op.min()), 30, True))
+    frames = [run_benchmark(insts, agent, args.out, progress=True) for agent in ("heuristic", "drop")]
+    if not args.skip_ablation:
+        frames.append(run_benchmark(insts, "heuristic", args.out, allow_iis=False, progress=True))
 
     df = pd.concat(frames, ignore_index=True)
     board = leaderboard(df, by=["agent", "split", "iis"])
@@ -84,6 +96,26 @@ def main(argv: list[str] | None = None) -> int:
     print("\nBy size tier and by IIS-size tier (heuristic, IIS on):")
     print(format_table(leaderboard(sub, by=["agent", "size_tier"])))
     print(format_table(leaderboard(sub, by=["agent", "iis_tier"])))
+
+    episodes = [df]
+    if not args.skip_heldout:
+        held = build_split("heldout", args.out)
+        hdf = pd.concat([run_benchmark(held, agent, args.out, progress=True) for agent in ("heuristic", "drop")],
+                        ignore_index=True)
+        episodes.append(hdf)
+        hboard = leaderboard(hdf, by=["agent", "split"])
+        measured["heldout"] = hboard.to_dict(orient="records")
+        print("\nHeld-out split (frozen list, ordebug/data/heldout.json):")
+        print(format_table(hboard))
+        print(format_table(leaderboard(hdf[hdf.agent == "heuristic"], by=["agent", "operator"])))
+        hh = hboard[hboard.agent == "heuristic"].iloc[0]
+        checks += [("held-out heuristic RR@5", float(hh["RR@5"]), 0.95, True),
+                   ("held-out heuristic rational recovery", float(hh["rational"]), 0.90, True)]
+    allep = pd.concat(episodes, ignore_index=True)
+    small = allep[allep["rows"].fillna(0) <= 6000]
+    slowest = float(small["seconds"].max()) if len(small) else 0.0
+    print(f"\nSlowest episode at <= 6,000 rows: {slowest:.2f}s over {len(small)} episodes")
+    checks.append(("slowest episode at <= 6,000 rows (s)", slowest, 15.0, False))
 
     for split in args.splits:
         try:
@@ -108,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({"measured": measured, "checks": checks}, default=str, indent=1))
-    return 0 if ok_all else 1
+    return 0 if ok_all or args.no_check else 1
 
 
 if __name__ == "__main__":
