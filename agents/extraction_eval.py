@@ -18,7 +18,8 @@ from agents.imitator.scoring import values_match
 from inventory.problem import ParameterError
 from inventory.spec import normalise_value
 
-__all__ = ["CorpusReport", "DEFAULT_CORPUS", "evaluate_corpus", "parsed_fields"]
+__all__ = ["CorpusReport", "DEFAULT_CORPUS", "HeldoutReport", "evaluate_corpus", "evaluate_heldout", "parsed_fields",
+           "reader", "verify_checksums"]
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "extraction_corpus.jsonl"
 
@@ -76,13 +77,31 @@ def _match(name: str, got, expected) -> bool:
     return values_match(name, got, expected)
 
 
-def evaluate_corpus(path: str | Path = DEFAULT_CORPUS) -> CorpusReport:
+def reader(backend=None):
+    """`read(text, context) -> ParseResult`: the offline rules, or any extraction backend (e.g. the LLM one,
+    through an OpenAI-compatible endpoint) asked through a fresh agent whose open question is `context`."""
+    if backend is None:
+        return lambda text, context: parse_utterance(text, context)
+
+    def read(text: str, context: str | None) -> ParseResult:
+        from agents.extraction import ExtractionAgent
+
+        agent = ExtractionAgent(backend)
+        agent.asking = context
+        agent.transcript.append(("user", text))
+        return backend.propose(agent, text)
+
+    return read
+
+
+def evaluate_corpus(path: str | Path = DEFAULT_CORPUS, backend=None) -> CorpusReport:
     report = CorpusReport()
+    read = reader(backend)
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         item = json.loads(line)
-        got = parsed_fields(parse_utterance(item["utterance"], item.get("question_context")))
+        got = parsed_fields(read(item["utterance"], item.get("question_context")))
         expected = item["expected"]
         report.utterances += 1
         bad: dict[str, tuple] = {}
@@ -104,3 +123,85 @@ def evaluate_corpus(path: str | Path = DEFAULT_CORPUS) -> CorpusReport:
             report.failures.append({"utterance": item["utterance"], "context": item.get("question_context"),
                                     "wrong": {k: {"got": g, "expected": e} for k, (g, e) in bad.items()}})
     return report
+
+
+@dataclass
+class HeldoutReport:
+    """Blind held-out scoring: expected fields right, fields that must be asked back, values nobody said."""
+
+    utterances: int = 0
+    expected: int = 0  # fields with a stated value
+    expected_right: int = 0
+    ask: int = 0  # fields the text leaves unsure: must not be stored
+    ask_right: int = 0
+    invented: int = 0  # fields stored that the text does not state
+    failures: list[dict] = field(default_factory=list)
+
+    @property
+    def fields(self) -> int:
+        return self.expected + self.ask
+
+    @property
+    def accuracy(self) -> float:
+        return (self.expected_right + self.ask_right) / self.fields if self.fields else 0.0
+
+    def summary(self) -> str:
+        return (f"{self.utterances} utterances: fields right {self.accuracy:.1%} "
+                f"({self.expected_right + self.ask_right}/{self.fields}; stated {self.expected_right}/"
+                f"{self.expected}, asked back {self.ask_right}/{self.ask}), invented values {self.invented}")
+
+
+def evaluate_heldout(path: str | Path, backend=None) -> HeldoutReport:
+    """Score `{"text", "fields": {name: value}, "ask": [name, ...]}` lines, read with no open question.
+
+    A stated field is right when the reader proposes a matching value (`values_match`, the imitator's
+    tolerances); an `ask` field is right when the reader stores no value for it (it is asked back); any other
+    stored field is an invented value.
+    """
+    report = HeldoutReport()
+    read = reader(backend)
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        result = read(item["text"], item.get("question_context"))
+        stored = dict(result.values)
+        expected, ask = item.get("fields", {}), list(item.get("ask", []))
+        report.utterances += 1
+        bad: dict[str, object] = {}
+        for name, value in expected.items():
+            ok = _match(name, stored.get(name), value)
+            report.expected += 1
+            report.expected_right += ok
+            if not ok:
+                bad[name] = {"got": stored.get(name), "expected": value}
+        for name in ask:
+            ok = name not in stored
+            report.ask += 1
+            report.ask_right += ok
+            if not ok:
+                bad[name] = {"got": stored.get(name), "expected": "ask"}
+        for name in stored:
+            if name not in expected and name not in ask:
+                report.invented += 1
+                bad[name] = {"got": stored[name], "expected": None}
+        if bad:
+            report.failures.append({"id": item.get("id"), "wrong": bad})
+    return report
+
+
+def verify_checksums(folder: str | Path) -> dict[str, str]:
+    """{file: sha256} after checking every line of the folder's SHA256SUMS; raises ValueError on a mismatch."""
+    import hashlib
+
+    folder = Path(folder)
+    out = {}
+    for line in (folder / "SHA256SUMS").read_text().splitlines():
+        if not line.strip():
+            continue
+        digest, name = line.split()[0], line.split()[-1].lstrip("*")
+        actual = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+        if actual != digest:
+            raise ValueError(f"{name}: sha256 {actual} does not match SHA256SUMS ({digest}); the set changed")
+        out[name] = digest
+    return out

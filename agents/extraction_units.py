@@ -30,15 +30,21 @@ def _registry() -> pint.UnitRegistry:
     return ureg
 
 
+@lru_cache(maxsize=8)
+def _factor(period: str) -> float:
+    """pint's conversion of $1 per unit per `period` to $ per unit per day (computed once per period)."""
+    ureg = _registry()
+    q = ureg.Quantity(1.0, f"dollar / stock_unit / {_PINT_PERIOD[period]}")
+    return float(q.to("dollar / stock_unit / day").magnitude)
+
+
 def per_day(value: float, period: str) -> float:
     """`value` dollars per unit per `period` as dollars per unit per day."""
     if period not in PERIOD_DAYS:
         raise ValueError(f"period: {period!r} is not allowed; allowed: {', '.join(PERIOD_DAYS)}")
     if period == "day":
         return float(value)
-    ureg = _registry()
-    q = ureg.Quantity(float(value), f"dollar / stock_unit / {_PINT_PERIOD[period]}")
-    return float(q.to("dollar / stock_unit / day").magnitude)
+    return float(value) * _factor(period)
 
 
 def _money(x: float) -> str:
