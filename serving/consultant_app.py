@@ -1,105 +1,276 @@
-"""The consultant as an HTTP API on Ray Serve.
+"""The consultant as an HTTP API and a web page on Ray Serve (FastAPI ingress).
 
 - POST /v1/solve: a parameter table (JSON, the string forms of `inventory.spec`) in, the `askopt solve --json`
-  object out; bad parameters answer 400 with the field named.
-- POST /v1/sessions, POST /v1/sessions/{id}/messages, GET /v1/sessions/{id}: a dialogue with the whole
-  system (extraction, then optimisation, then interpretation), offline agents by default. Sessions live in
-  the replica's memory, so the deployment runs one replica; that is fine for a consultant a person talks to.
+  object out. Bad parameters answer 400 naming the field; a problem too large for this server answers 422 naming
+  the field and the limit (`optimization.limits`, priced before any work).
+- POST /v1/sessions, POST /v1/sessions/{id}/messages, GET /v1/sessions/{id}: a dialogue with the whole system
+  (extraction, then optimisation, then interpretation), offline agents. Sessions live in a database
+  (`serving.sessions`: SQLite file by default, PostgreSQL by URL), so any replica serves any session and a
+  replica restart loses nothing.
+- GET /: the chat page (serving/web, no CDN); GET /docs: a local API page over /openapi.json.
+
+Never down on one request: bodies over 64 KiB get 413, messages over 4000 characters 400, every computation runs
+in a child process with a deadline and a memory cap that dies when the client disconnects (`serving.isolation`),
+and `empirical(file)` is refused in every replica (`inventory.demand.forbid_file_access`).
 """
 
 
+import asyncio
+import math
+import re
 import uuid
+from pathlib import Path
+from typing import Literal
 
-from fastapi import FastAPI
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
 from ray import serve
 
-from inventory.policies import parse_policy_spec
-from inventory.spec import PARAMETERS, ParameterTable
-from optimization.solve import METHODS, solve_problem
-from optimization.solve import solve_json as solve_view
+from serving.guard import DEFAULT_MAX_BODY, Guard, install, load_key_digests
+from serving.isolation import Budget, Isolator, Refused
 from serving.protocol import error_body
 
-app = FastAPI(title="askopt consultant API")
+WEB_DIR = Path(__file__).parent / "web"
+MAX_MESSAGE_CHARS = 4000
+SOLVE_METHODS = {"ss": ("ss",), "dp": ("dp",), "all": ("ss", "dp")}  # as optimization.solve runs them
+_ASSETS = {"app.js": "text/javascript", "style.css": "text/css", "docs.js": "text/javascript"}
+SESSION_ID = re.compile(r"^[0-9a-f]{12,32}$")
+# the dialogue's optimisation budget (the same as the CLI dialogue: no DQN, 500 final replications)
+SESSION_REPLICATIONS, SESSION_SEARCH_REPLICATIONS = 500, 200
+
+GUARD = Guard(set(), open_paths=("/healthz", "/", "/docs", "/openapi.json"), open_prefixes=("/static/",))
+app = FastAPI(title="askopt consultant API", docs_url=None, redoc_url=None)
+install(app, GUARD, DEFAULT_MAX_BODY)
 
 
 class SolveRequest(BaseModel):
-    params: dict
-    evaluate: list[str] = Field(default_factory=list)
-    objective: str = "finite"
-    method: str = "all"
-    replications: int = 2000
-    seed: int = 0
+    model_config = ConfigDict(extra="forbid")
+    params: dict[str, str | float | int | bool | None] = Field(max_length=64)
+    evaluate: list[str] = Field(default_factory=list, max_length=50)
+    objective: Literal["finite", "average"] = "finite"
+    method: Literal["ss", "dp", "all"] = "all"
+    replications: int = Field(2000, ge=2, le=100_000)
+    seed: int = Field(0, ge=0, le=2**32 - 1)
 
 
 class MessageRequest(BaseModel):
-    message: str
+    model_config = ConfigDict(extra="forbid")
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+
+
+def finite(obj):
+    """JSON-safe: NaN and infinities become null (strict JSON has neither)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite(v) for v in obj]
+    return obj
+
+
+# ---- work done in the child process (module-level functions: pickled by reference) -------------------------
+
+def _solve_task(problem, method: str, objective: str, specs: list[str], replications: int, seed: int) -> dict:
+    from inventory.policies import parse_policy_spec
+    from optimization.solve import solve_json, solve_problem
+
+    extra = [(spec, parse_policy_spec(spec)) for spec in specs]
+    return finite(solve_json(solve_problem(problem, method, objective, extra, replications, seed)))
+
+
+def limited_optimize(problem, out_dir):
+    """The dialogue's optimisation step, priced first: a problem over the limits is refused naming the field."""
+    from optimization.limits import Plan, ResourceLimitError, check
+    from optimization.service import OptimizationAgent, OptimizationConfig
+
+    try:
+        check(problem, Plan(("ss", "base_stock", "dp"), replications=SESSION_REPLICATIONS))
+    except ResourceLimitError as exc:
+        raise Refused(422, str(exc), exc.field) from None
+    cfg = OptimizationConfig(dqn=False, replications=SESSION_REPLICATIONS,
+                             search_replications=SESSION_SEARCH_REPLICATIONS, write_artifacts=False)
+    return OptimizationAgent(cfg).run(problem, out_dir=None)
 
 
 def session_state(session) -> dict:
-    """What a client needs to render a consultant session: stage, the table, and the chosen policy once known."""
+    """What a client renders: stage, the table, and once known the chosen policy and every candidate's cost."""
+    from inventory.spec import PARAMETERS
+
     table = session.extraction.table
+    values = table.to_json()
     state = {
         "stage": session.stage,
-        "table": {p: {"value": table.to_json().get(p), "status": table.status(p)} for p in PARAMETERS},
+        "table": {p: {"value": values.get(p), "status": table.status(p)} for p in PARAMETERS},
+        "transcript": [list(t) for t in session.transcript()],
     }
     if session.result is not None:
         state["policy"] = session.result.winner.as_dict()
-    return state
+        state["scores"] = [{"name": s.name, "label": s.label, "mean_cost": s.mean_cost, "std_cost": s.std_cost}
+                           for s in session.result.scores]
+    return finite(state)
 
 
-def solve_json(req: SolveRequest) -> dict:
-    """The same computation and JSON as `askopt solve --json` (ValueError names the field)."""
-    if req.method not in METHODS:
-        raise ValueError(f"method: {req.method!r} is not allowed; allowed: {', '.join(METHODS)}")
-    if req.replications < 2 or req.replications > 100_000:
-        raise ValueError(f"replications: {req.replications} is not allowed; must be in [2, 100000]")
-    problem = ParameterTable.from_json(req.params).to_problem()
-    extra = [(spec, parse_policy_spec(spec)) for spec in req.evaluate]
-    return solve_view(solve_problem(problem, req.method, req.objective, extra, req.replications, req.seed))
+def _new_session_task() -> tuple[bytes, str, dict]:
+    import cloudpickle
+
+    from agents.dialogue import Consultant
+
+    session = Consultant(optimize=limited_optimize)
+    reply = session.start()
+    return cloudpickle.dumps(session), reply, session_state(session)
 
 
+def _message_task(blob: bytes, message: str) -> tuple[bytes, str, dict]:
+    import cloudpickle
+
+    session = cloudpickle.loads(blob)
+    reply = session.send(message)
+    return cloudpickle.dumps(session), reply, session_state(session)
+
+
+# ---- the deployment ----------------------------------------------------------------------------------------
+
+def _refusal(exc: Refused) -> JSONResponse:
+    headers = {"Retry-After": "5"} if exc.status == 503 else None
+    return JSONResponse(error_body(exc.message, param=exc.field), status_code=exc.status, headers=headers)
+
+
+def _param_message(exc: Exception) -> str:
+    text = str(exc) or exc.__class__.__name__
+    if isinstance(exc, (OverflowError, TypeError)) or ":" not in text:
+        return f"params: {text}"
+    return text
+
+
+def _owner(request: Request) -> str:
+    return getattr(request.state, "owner", "") or ""
+
+
+# NB: Serve pickles this class by value, so everything it uses at request time is defined above it.
 @serve.deployment(num_replicas=1, max_ongoing_requests=64, ray_actor_options={"num_cpus": 1})
 @serve.ingress(app)
 class ConsultantAPI:
-    def __init__(self):
-        self.sessions: dict[str, object] = {}
+    def __init__(self, config: dict | None = None):
+        from inventory.demand import forbid_file_access
+        from serving.sessions import SessionStore
+
+        config = config or {}
+        forbid_file_access()  # request data never names a file this process reads
+        keys = [k for k in str(config.get("api_keys", "")).split(",") if k.strip()]
+        GUARD.key_digests = load_key_digests(keys, config.get("api_keys_file"))
+        self.store = SessionStore(config.get("sessions_url"))
+        self.isolator = Isolator(Budget(seconds=float(config.get("timeout_seconds", 60.0))))
 
     @app.get("/healthz")
-    def health(self) -> dict:
-        return {"status": "ok", "sessions": len(self.sessions)}
+    async def health(self) -> dict:
+        sessions = await asyncio.to_thread(self.store.count)
+        return {"status": "ok", "store": self.store.backend, "sessions": sessions,
+                "running": self.isolator.running, "stopped_early": self.isolator.killed,
+                "auth": GUARD.enabled}
 
     @app.post("/v1/solve")
-    def solve(self, req: SolveRequest):
+    async def solve(self, req: SolveRequest):
+        from inventory.policies import parse_policy_spec
+        from inventory.spec import ParameterTable
+        from optimization.limits import Plan, ResourceLimitError, check
+
         try:
-            return solve_json(req)
-        except ValueError as exc:
-            return JSONResponse(error_body(str(exc)), status_code=400)
+            problem = ParameterTable.from_json(dict(req.params)).to_problem()
+        except Exception as exc:  # noqa: BLE001 - any bad value is the client's: 400 naming the field
+            return JSONResponse(error_body(_param_message(exc), param="params"), status_code=400)
+        for spec in req.evaluate:
+            try:
+                parse_policy_spec(spec)
+            except Exception as exc:  # noqa: BLE001
+                return JSONResponse(error_body(f"evaluate: {spec[:80]!r}: {exc}", param="evaluate"),
+                                    status_code=400)
+        try:
+            check(problem, Plan(SOLVE_METHODS[req.method], req.replications, len(req.evaluate), req.objective))
+        except ResourceLimitError as exc:
+            return JSONResponse(error_body(str(exc), param=exc.field), status_code=422)
+        try:
+            return await self.isolator.run(_solve_task, problem, req.method, req.objective, list(req.evaluate),
+                                           req.replications, req.seed)
+        except Refused as exc:
+            return _refusal(exc)
 
     @app.post("/v1/sessions")
-    def new_session(self):
-        from agents.dialogue import Consultant
+    async def new_session(self, request: Request):
+        try:
+            blob, reply, state = await self.isolator.run(_new_session_task)
+        except Refused as exc:
+            return _refusal(exc)
+        sid = uuid.uuid4().hex
+        await asyncio.to_thread(self.store.create, sid, _owner(request), blob, state)
+        return {"session_id": sid, "reply": reply, **state}
 
-        sid = uuid.uuid4().hex[:12]
-        session = Consultant()
-        self.sessions[sid] = session
-        return {"session_id": sid, "reply": session.start(), **session_state(session)}
+    async def _row(self, sid: str, request: Request):
+        if not SESSION_ID.match(sid):
+            return None
+        row = await asyncio.to_thread(self.store.load, sid)
+        if row is None or row.owner != _owner(request):  # another key's session does not exist for you
+            return None
+        return row
 
     @app.post("/v1/sessions/{sid}/messages")
-    def message(self, sid: str, req: MessageRequest):
-        session = self.sessions.get(sid)
-        if session is None:
-            return JSONResponse(error_body(f"session_id: unknown session {sid!r}"), status_code=404)
-        return {"session_id": sid, "reply": session.send(req.message), **session_state(session)}
+    async def message(self, sid: str, req: MessageRequest, request: Request):
+        row = await self._row(sid, request)
+        if row is None:
+            return JSONResponse(error_body(f"session_id: unknown session {sid[:40]!r}", param="session_id"),
+                                status_code=404)
+        try:
+            blob, reply, state = await self.isolator.run(_message_task, row.blob, req.message)
+        except Refused as exc:
+            return _refusal(exc)
+        saved = await asyncio.to_thread(self.store.save, sid, row.version, blob, state)
+        if not saved:
+            return JSONResponse(error_body("session_id: the session was changed by another request; reload it "
+                                           "and send the message again", param="session_id"), status_code=409)
+        return {"session_id": sid, "reply": reply, **state}
 
     @app.get("/v1/sessions/{sid}")
-    def state(self, sid: str):
-        session = self.sessions.get(sid)
-        if session is None:
-            return JSONResponse(error_body(f"session_id: unknown session {sid!r}"), status_code=404)
-        return {"session_id": sid, **session_state(session), "transcript": session.transcript()}
+    async def state(self, sid: str, request: Request):
+        row = await self._row(sid, request)
+        if row is None:
+            return JSONResponse(error_body(f"session_id: unknown session {sid[:40]!r}", param="session_id"),
+                                status_code=404)
+        return {"session_id": sid, **row.state}
+
+    # ---- the web page (assets from serving/web; nothing from a CDN) ----
+    @app.get("/", include_in_schema=False)
+    async def index(self):
+        return FileResponse(WEB_DIR / "index.html", media_type="text/html")
+
+    @app.get("/static/{name}", include_in_schema=False)
+    async def static(self, name: str):
+        path = WEB_DIR / name
+        if name not in _ASSETS or not path.is_file():
+            return JSONResponse(error_body(f"static: no asset {name[:40]!r}", param="name"), status_code=404)
+        return FileResponse(path, media_type=_ASSETS[name])
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs(self):
+        return HTMLResponse((WEB_DIR / "docs.html").read_text())
 
 
-def build_app():
-    return ConsultantAPI.bind()
+def build_app(args: dict | None = None):
+    """Serve's application builder: `serve run serving.consultant_app:build_app sessions_url=... api_keys_file=...`
+    passes the key=value pairs (or a config file's `args:`) as a dict.
+
+    Keys: sessions_url (default $ASKOPT_SESSIONS_URL or ~/.askopt/sessions.db), api_keys (comma-separated),
+    api_keys_file, num_replicas, num_cpus (per replica, default 1), timeout_seconds.
+    """
+    args = dict(args or {})
+    allowed = ("sessions_url", "api_keys", "api_keys_file", "num_replicas", "num_cpus", "timeout_seconds")
+    unknown = set(args) - set(allowed)
+    if unknown:
+        raise ValueError(f"args: {sorted(unknown)[0]!r} is not allowed; allowed: {', '.join(allowed)}")
+    replicas = int(args.pop("num_replicas", 1))
+    cpus = float(args.pop("num_cpus", 1))  # the work runs in child processes; this is Ray's placement share
+    if replicas > 1 and not args.get("sessions_url"):
+        from serving.sessions import default_url
+
+        args["sessions_url"] = default_url()  # resolved once, so every replica shares one database
+    return ConsultantAPI.options(num_replicas=replicas, ray_actor_options={"num_cpus": cpus}).bind(args)

@@ -16,11 +16,15 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from ray import serve
 
+from serving.guard import Guard, install, load_key_digests
 from serving.protocol import ChatMessage, ChatRequest, completion_response, error_body, read_scenario
 
 MODEL_NAME = "askopt-imitator"
+MAX_BODY_BYTES = 256 * 1024  # a whole conversation travels in every request
 
-app = FastAPI(title="askopt Human Imitator (CPU engine)")
+GUARD = Guard(set(), open_paths=("/healthz",))
+app = FastAPI(title="askopt Human Imitator (CPU engine)", docs_url=None, redoc_url=None)
+install(app, GUARD, MAX_BODY_BYTES)
 
 
 class ScenarioError(ValueError):
@@ -30,17 +34,32 @@ class ScenarioError(ValueError):
 def cpu_imitator_reply(scenario: dict, messages: list[ChatMessage]) -> str:
     """The manager's next line: the opening for the first question, then one reply per later question."""
     from agents.imitator import HumanImitator
+    from agents.imitator.profile import PERSONAS
     from inventory.spec import ParameterTable
+    from optimization.limits import Plan, check
 
+    if not isinstance(scenario, dict):
+        raise ScenarioError("askopt_scenario: must be an object (see serving.protocol.scenario_message)")
+    truth = scenario.get("ground_truth")
+    if not isinstance(truth, dict):  # a string would be read as a file name by ParameterTable.from_json
+        raise ScenarioError("askopt_scenario.ground_truth: must be an object of parameter: value")
     try:
-        problem = ParameterTable.from_json(scenario["ground_truth"]).to_problem()
-    except (KeyError, TypeError) as exc:
-        raise ScenarioError(f"askopt_scenario.ground_truth: missing or malformed ({exc})") from None
-    except ValueError as exc:
+        problem = ParameterTable.from_json(truth).to_problem()
+        check(problem, Plan(methods=(), replications=2))  # demand support, horizon, lead time within limits
+    except Exception as exc:  # noqa: BLE001 - any bad ground truth is the client's: 400 naming the field
         raise ScenarioError(f"askopt_scenario.ground_truth: {exc}") from None
-    imitator = HumanImitator(
-        problem, str(scenario.get("context", "")), scenario.get("persona", "typical"), int(scenario.get("seed", 0))
-    )
+    persona = scenario.get("persona", "typical")
+    if not isinstance(persona, str) or persona not in PERSONAS:
+        raise ScenarioError(f"askopt_scenario.persona: {str(persona)[:40]!r} is not allowed; allowed: "
+                            f"{', '.join(PERSONAS)}")
+    seed = scenario.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise ScenarioError(f"askopt_scenario.seed: {str(seed)[:40]!r} is not allowed; must be a whole number "
+                            "in [0, 2**32)")
+    context = scenario.get("context", "")
+    if not isinstance(context, str):
+        raise ScenarioError("askopt_scenario.context: must be a string")
+    imitator = HumanImitator(problem, context, persona, seed)
     questions = [m.content or "" for m in messages if m.role == "user"]
     reply = imitator.opening()
     for question in questions[1:]:
@@ -51,7 +70,13 @@ def cpu_imitator_reply(scenario: dict, messages: list[ChatMessage]) -> str:
 @serve.deployment(max_ongoing_requests=200, ray_actor_options={"num_cpus": 0.5})
 @serve.ingress(app)
 class ImitatorEndpoint:
-    def __init__(self, model_name: str = MODEL_NAME):
+    def __init__(self, model_name: str = MODEL_NAME, config: dict | None = None):
+        from inventory.demand import forbid_file_access
+
+        forbid_file_access()  # a ground truth never names a file this process reads
+        config = config or {}
+        keys = [k for k in str(config.get("api_keys", "")).split(",") if k.strip()]
+        GUARD.key_digests = load_key_digests(keys, config.get("api_keys_file"))
         self.model_name = model_name
 
     @app.get("/v1/models")
@@ -82,5 +107,18 @@ class ImitatorEndpoint:
         return completion_response(request.model or self.model_name, text, prompt_chars)
 
 
-def build_app(model_name: str = MODEL_NAME):
-    return ImitatorEndpoint.bind(model_name)
+def build_app(args: dict | str | None = None):
+    """Serve's application builder: `serve run serving.imitator_app:build_app model_name=... api_keys_file=...`.
+
+    Keys: model_name, api_keys (comma-separated), api_keys_file, num_replicas. A bare string is the model name.
+    """
+    if isinstance(args, str):
+        args = {"model_name": args}
+    args = dict(args or {})
+    unknown = set(args) - {"model_name", "api_keys", "api_keys_file", "num_replicas"}
+    if unknown:
+        raise ValueError(f"args: {sorted(unknown)[0]!r} is not allowed; allowed: model_name, api_keys, "
+                         "api_keys_file, num_replicas")
+    model = args.pop("model_name", MODEL_NAME)
+    replicas = int(args.pop("num_replicas", 1))
+    return ImitatorEndpoint.options(num_replicas=replicas).bind(model, args)

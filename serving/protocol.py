@@ -14,17 +14,21 @@ from pydantic import BaseModel, Field
 SCENARIO_KEY = "askopt_scenario"
 
 
+MAX_MESSAGES = 200  # a dialogue is capped at far fewer turns
+MAX_CONTENT_CHARS = 16_000  # one message (the scenario system message included)
+
+
 class ChatMessage(BaseModel):
-    role: str
-    content: str | None = None
+    role: str = Field(max_length=32)
+    content: str | None = Field(default=None, max_length=MAX_CONTENT_CHARS)
 
 
 class ChatRequest(BaseModel):
-    model: str
-    messages: list[ChatMessage] = Field(min_length=1)
-    temperature: float | None = None
-    max_tokens: int | None = None
-    seed: int | None = None
+    model: str = Field(max_length=200)
+    messages: list[ChatMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1)
     stream: bool = False
 
 
@@ -61,6 +65,6 @@ def read_scenario(messages: list[ChatMessage]) -> dict | None:
         if m.role == "system" and m.content and SCENARIO_KEY in m.content:
             try:
                 return json.loads(m.content)[SCENARIO_KEY]
-            except (json.JSONDecodeError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError):
                 return None
     return None

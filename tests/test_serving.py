@@ -2,6 +2,9 @@
 
 import json
 import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -24,18 +27,21 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def base():
+def base(tmp_path_factory):
     ray = pytest.importorskip("ray")
     from ray import serve
 
     from serving.consultant_app import build_app as consultant
     from serving.imitator_app import build_app as imitator
 
+    db = tmp_path_factory.mktemp("sessions") / "sessions.db"
     port = _free_port()
     ray.init(address="local", num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     serve.run(imitator(), name="imitator", route_prefix="/imitator")
-    serve.run(consultant(), name="consultant", route_prefix="/consultant")
+    serve.run(consultant({"sessions_url": f"sqlite:///{db}", "num_cpus": 0.25}), name="consultant", route_prefix="/consultant")
+    serve.run(consultant({"sessions_url": f"sqlite:///{db}", "api_keys": "key-a,key-b", "num_cpus": 0.25}), name="keyed",
+              route_prefix="/keyed")
     yield f"http://127.0.0.1:{port}"
     serve.shutdown()
     ray.shutdown()
@@ -114,7 +120,7 @@ def test_consultant_session_runs_to_a_policy(base):
         state = httpx.get(f"{base}/consultant/v1/sessions/{sid}", timeout=30).json()
         if state["stage"] != "extraction":
             break
-        msg = facts.pop(0) if facts else "3"
+        msg = facts.pop(0) if facts else ("yes" if reply and "Say 'yes'" in reply["reply"] else "3")
         reply = httpx.post(f"{base}/consultant/v1/sessions/{sid}/messages", json={"message": msg},
                            timeout=120).json()
     assert reply is not None and reply["stage"] == "interpretation"
@@ -122,3 +128,193 @@ def test_consultant_session_runs_to_a_policy(base):
     assert reply["table"]["lead_time"]["value"] == "10" and reply["table"]["max_order"]["value"] == "25"
     assert reply["reply"].rstrip().endswith("Do you have any other questions?")
     assert httpx.get(f"{base}/consultant/v1/sessions/nope", timeout=30).status_code == 404
+
+
+# ---- hardening (issue 9): every bad request is a 4xx naming the field; the replica stays up --------------------
+
+def _post_raw(url: str, text: str, headers: dict | None = None) -> httpx.Response:
+    return httpx.post(url, content=text.encode(), headers={"content-type": "application/json", **(headers or {})},
+                      timeout=60)
+
+
+def test_bad_bodies_are_4xx_naming_the_field(base):
+    solve = f"{base}/consultant/v1/solve"
+    body = json.dumps({"params": GROUND_TRUTH})
+    r = _post_raw(solve, body.replace('"holding_cost": 0.4', '"holding_cost": 1e999'))
+    assert r.status_code == 400 and "holding_cost" in r.json()["error"]["message"]
+    r = _post_raw(solve, body.replace('"time_horizon": 60', '"time_horizon": 1e999'))
+    assert r.status_code == 400 and "time_horizon" in r.json()["error"]["message"]
+    r = httpx.post(solve, json={"params": GROUND_TRUTH, "seed": "abc"}, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["message"].startswith("seed:")
+    r = httpx.post(solve, json={"params": GROUND_TRUTH, "replications": 10**9}, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["param"] == "replications"
+    r = _post_raw(solve, "[" * 50_000 + "]" * 50_000)
+    assert r.status_code == 413  # over the 64 KiB body limit, refused before parsing
+    r = _post_raw(solve, '{"params": ' + "[" * 5000 + "]" * 5000 + "}")
+    assert r.status_code == 400
+    r = _post_raw(solve, "not json")
+    assert r.status_code == 400
+
+
+def test_no_file_access_from_request_data(base):
+    for path in ("/etc/passwd", "/etc/shadow", "/dev/zero", "/nonexistent/x.csv"):
+        r = httpx.post(f"{base}/consultant/v1/solve", timeout=30,
+                       json={"params": {**GROUND_TRUTH, "demand_distribution": f"empirical({path})"}})
+        assert r.status_code == 400
+        msg = r.json()["error"]["message"]
+        assert "inline" in msg and "not found" not in msg and "regular" not in msg  # says nothing about the file
+    r = httpx.post(f"{base}/consultant/v1/solve", timeout=60, json={
+        "params": {**GROUND_TRUTH, "demand_distribution": "empirical([4, 6, 7, 5, 8])"}, "method": "ss",
+        "replications": 200})
+    assert r.status_code == 200
+
+
+def test_too_large_problems_are_refused_before_work(base):
+    import time
+
+    for changes, field in [({"demand_distribution": "poisson(3e9)"}, "demand_distribution"),
+                           ({"time_horizon": 3650, "replications": 100_000}, "replications"),
+                           ({"time_horizon": 1_000_000_000}, "time_horizon")]:
+        t0 = time.perf_counter()
+        reps = changes.pop("replications", 2000)
+        r = httpx.post(f"{base}/consultant/v1/solve", json={"params": {**GROUND_TRUTH, **changes},
+                                                            "replications": reps}, timeout=60)
+        assert r.status_code == 422, r.text
+        assert r.json()["error"]["param"] == field and "limit" in r.json()["error"]["message"]
+        assert time.perf_counter() - t0 < 5
+    assert httpx.get(f"{base}/consultant/healthz", timeout=10).json()["status"] == "ok"
+
+
+def test_huge_warehouse_in_a_dialogue_is_refused_and_the_session_survives(base):
+    sid = httpx.post(f"{base}/consultant/v1/sessions", timeout=30).json()["session_id"]
+    facts = ["I sell about 8 bikes a day, it varies like a Poisson process. I plan for 90 days. Bikes don't spoil.",
+             "If we are out of stock the customer just leaves, the sale is lost.",
+             "Holding a bike costs me 50 cents per day. A lost sale costs me $2.83. Each order costs $3 in fees.",
+             "Delivery takes 2 days. I'm fairly neutral about risk, say 0.",
+             "I can store at most 1,000,000 bikes and the supplier ships at most 1,000,000 per order."]
+    last = None
+    for msg in facts + ["yes"] * 3:
+        last = httpx.post(f"{base}/consultant/v1/sessions/{sid}/messages", json={"message": msg}, timeout=120)
+        if last.status_code != 200:
+            break
+    assert last.status_code == 422, last.text
+    assert last.json()["error"]["param"] == "max_inventory"
+    state = httpx.get(f"{base}/consultant/v1/sessions/{sid}", timeout=30).json()
+    assert state["stage"] == "extraction"  # rolled back to before the refused step, still usable
+    r = httpx.post(f"{base}/consultant/v1/sessions/{sid}/messages", json={"message": "x" * 4001}, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["param"] == "message"
+
+
+def test_imitator_bad_scenarios_are_400_naming_the_field(base):
+    url = f"{base}/imitator/v1/chat/completions"
+
+    def ask(**scenario):
+        system = scenario_message(GROUND_TRUTH, "A shop.", "typical", 1)
+        payload = json.loads(system["content"])
+        payload["askopt_scenario"].update(scenario)
+        return httpx.post(url, timeout=30, json={"model": "askopt-imitator", "messages": [
+            {"role": "system", "content": json.dumps(payload)}, {"role": "user", "content": "Hello"}]})
+
+    r = ask(persona="pirate")
+    assert r.status_code == 400 and "persona" in r.json()["error"]["message"]
+    r = ask(seed="abc")
+    assert r.status_code == 400 and "seed" in r.json()["error"]["message"]
+    r = ask(ground_truth="/etc/passwd.json")
+    assert r.status_code == 400 and "ground_truth" in r.json()["error"]["message"]
+    r = ask(ground_truth={**GROUND_TRUTH, "demand_distribution": "empirical(/etc/passwd)"})
+    assert r.status_code == 400 and "inline" in r.json()["error"]["message"]
+    r = ask(ground_truth={**GROUND_TRUTH, "demand_distribution": "poisson(3e9)"})
+    assert r.status_code == 400 and "demand_distribution" in r.json()["error"]["message"]
+    r = httpx.post(url, timeout=30, json={"model": "m", "messages": [{"role": "user", "content": "x" * 20_000}]})
+    assert r.status_code == 400 and "messages" in r.json()["error"]["message"]
+
+
+def test_client_disconnect_stops_the_computation(base):
+    # ~20 s of work by the estimate (under the 30 s limit), so it is still running when the client gives up
+    slow = {"params": {**GROUND_TRUTH, "time_horizon": 1000, "lead_time": 1}, "method": "ss",
+            "replications": 80_000}
+    with pytest.raises(httpx.TimeoutException):
+        httpx.post(f"{base}/consultant/v1/solve", json=slow, timeout=2)
+    import time
+
+    for _ in range(40):
+        health = httpx.get(f"{base}/consultant/healthz", timeout=10).json()
+        if health["running"] == 0:
+            break
+        time.sleep(0.25)
+    assert health["running"] == 0 and health["stopped_early"] >= 1
+
+
+def test_api_keys_and_session_ownership(base):
+    keyed = f"{base}/keyed"
+    assert httpx.post(f"{keyed}/v1/sessions", timeout=30).status_code == 401
+    assert httpx.post(f"{keyed}/v1/sessions", headers={"Authorization": "Bearer wrong"}, timeout=30).status_code == 401
+    assert httpx.get(f"{keyed}/healthz", timeout=30).status_code == 200
+    a = {"Authorization": "Bearer key-a"}
+    b = {"Authorization": "Bearer key-b"}
+    r = httpx.post(f"{keyed}/v1/sessions", headers=a, timeout=30)
+    assert r.status_code == 200
+    sid = r.json()["session_id"]
+    assert httpx.get(f"{keyed}/v1/sessions/{sid}", headers=a, timeout=30).status_code == 200
+    assert httpx.get(f"{keyed}/v1/sessions/{sid}", headers=b, timeout=30).status_code == 404
+    # the unkeyed app shares the database but is another owner ("" = no key), so it cannot see it either
+    assert httpx.get(f"{base}/consultant/v1/sessions/{sid}", timeout=30).status_code == 404
+
+
+def test_web_page_and_docs_are_served_locally(base):
+    page = httpx.get(f"{base}/consultant/", timeout=30)
+    assert page.status_code == 200 and "static/app.js" in page.text
+    assert "http" not in page.text.replace("http-equiv", "")  # no CDN or other external URL
+    for asset in ("app.js", "style.css", "docs.js"):
+        r = httpx.get(f"{base}/consultant/static/{asset}", timeout=30)
+        assert r.status_code == 200 and "cdn" not in r.text.lower()
+    assert httpx.get(f"{base}/consultant/static/..%2Fconsultant_app.py", timeout=30).status_code == 404
+    docs = httpx.get(f"{base}/consultant/docs", timeout=30)
+    assert docs.status_code == 200 and "openapi.json" in docs.text and "cdn" not in docs.text.lower()
+    spec = httpx.get(f"{base}/consultant/openapi.json", timeout=30).json()
+    assert "/v1/solve" in spec["paths"]
+
+
+# ---- fuzz: schemathesis against both OpenAPI schemas, hypothesis bodies at /v1/solve ---------------------------
+
+def _schemathesis(base: str, app: str, examples: int) -> subprocess.CompletedProcess:
+    st = Path(sys.executable).with_name("st")
+    return subprocess.run(
+        [str(st), "run", f"{base}/{app}/openapi.json", "--url", f"{base}/{app}", "--checks", "not_a_server_error",
+         "-n", str(examples), "--generation-deterministic", "--request-timeout", "120",
+         "--workers", "2", "--phases", "examples,coverage,fuzzing"],
+        capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("app", ["consultant", "imitator"])
+def test_schemathesis_finds_no_server_error(base, app):
+    run = _schemathesis(base, app, examples=25)
+    tail = run.stdout[-3000:]
+    print(tail)
+    assert run.returncode == 0, tail
+    assert "not_a_server_error" in run.stdout or "passed" in run.stdout.lower()
+
+
+def test_hypothesis_bodies_at_solve_give_no_5xx(base):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    value = st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30),
+                      st.floats(allow_nan=False), st.text(max_size=40),
+                      st.sampled_from(["poisson(3e9)", "empirical(/etc/passwd)", "uniform(0,1e12)", "1e999",
+                                       "normal(5, -1)", "empirical([])", "-$5", "3 weeks", "1,000,000"]))
+    params = st.fixed_dictionaries({}, optional={k: value for k in GROUND_TRUTH})
+    body = st.fixed_dictionaries({"params": st.builds(lambda p: {**GROUND_TRUTH, **p}, params)},
+                                 optional={"seed": value, "replications": st.integers(-5, 50),
+                                           "method": st.sampled_from(["ss", "dp", "all", "x"]),
+                                           "evaluate": st.lists(st.text(max_size=20), max_size=3)})
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(body)
+    def check(b):
+        r = httpx.post(f"{base}/consultant/v1/solve", json=b, timeout=120)
+        assert r.status_code < 500, (b, r.text)
+        if r.status_code >= 400:
+            assert r.json()["error"]["message"]
+
+    check()

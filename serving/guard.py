@@ -1,0 +1,172 @@
+"""What stands in front of both HTTP apps: body-size limit, API keys, and field-named 4xx for every bad body.
+
+- Body size: a pure ASGI middleware reads at most `max_body_bytes` (Content-Length checked first, chunked bodies
+  counted as they arrive) and answers 413 past it, before FastAPI parses anything.
+- API keys: bearer tokens from `$ASKOPT_API_KEYS` (comma-separated) and/or a keys file (one per line, either the
+  key itself or `sha256:<hex digest>`); when any key is configured, every route but the open ones answers 401
+  without a valid `Authorization: Bearer <key>`. Keys are compared by SHA-256 digest; the digest's prefix is the
+  owner id that sessions are filed under.
+- Validation: FastAPI's 422 detail becomes the project's error body with the field named (`seed: Input should
+  be a valid integer`), and a JSON body nested past the parser's recursion limit is a 400, not a 500.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from serving.protocol import error_body
+
+KEYS_ENV = "ASKOPT_API_KEYS"
+KEYS_FILE_ENV = "ASKOPT_API_KEYS_FILE"
+DEFAULT_MAX_BODY = 64 * 1024
+
+
+def digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def load_key_digests(keys: list[str] | None = None, keys_file: str | None = None) -> set[str]:
+    """SHA-256 digests of the configured keys (arguments, then $ASKOPT_API_KEYS / $ASKOPT_API_KEYS_FILE)."""
+    out: set[str] = set()
+    raw = list(keys or []) + [k for k in os.environ.get(KEYS_ENV, "").split(",") if k.strip()]
+    for path in filter(None, [keys_file, os.environ.get(KEYS_FILE_ENV)]):
+        for line in Path(path).read_text().splitlines():
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith("sha256:"):
+                out.add(line[len("sha256:"):].lower())
+            else:
+                raw.append(line)
+    out.update(digest(k.strip()) for k in raw if k.strip())
+    return out
+
+
+class Guard:
+    """Per-app settings; `owner(request)` is the caller's owner id ("" when keys are off)."""
+
+    def __init__(self, key_digests: set[str], open_paths: tuple[str, ...] = ("/healthz",),
+                 open_prefixes: tuple[str, ...] = ()):
+        self.key_digests = key_digests
+        self.open_paths = open_paths
+        self.open_prefixes = open_prefixes
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.key_digests)
+
+    def is_open(self, path: str) -> bool:
+        return path in self.open_paths or any(path.startswith(p) for p in self.open_prefixes)
+
+    def check(self, authorization: str | None) -> str | None:
+        """The owner id for a valid key, "" when keys are off, None when refused."""
+        if not self.enabled:
+            return ""
+        if not authorization or not authorization.lower().startswith("bearer "):
+            return None
+        d = digest(authorization[7:].strip())
+        for known in self.key_digests:
+            if hmac.compare_digest(d, known):
+                return d[:16]
+        return None
+
+
+def _json_response(status: int, body: dict, headers: dict | None = None):
+    payload = json.dumps(body).encode()
+    hdrs = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    hdrs += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+    return payload, hdrs
+
+
+class GuardMiddleware:
+    """Pure ASGI: auth first (cheap), then the body read under the size limit and replayed to the app."""
+
+    def __init__(self, app, guard: Guard, max_body_bytes: int = DEFAULT_MAX_BODY):
+        self.app, self.guard, self.max_body = app, guard, max_body_bytes
+
+    async def _send(self, send, status: int, body: dict, headers: dict | None = None):
+        payload, hdrs = _json_response(status, body, headers)
+        await send({"type": "http.response.start", "status": status, "headers": hdrs})
+        await send({"type": "http.response.body", "body": payload})
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        path = scope.get("path", "")
+        root = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root):] or "/"
+        if not self.guard.is_open(path):
+            owner = self.guard.check(headers.get("authorization"))
+            if owner is None:
+                return await self._send(send, 401, error_body(
+                    "authorization: a valid API key is required (header 'Authorization: Bearer <key>')",
+                    kind="authentication_error", param="authorization"), {"www-authenticate": "Bearer"})
+            scope.setdefault("state", {})["owner"] = owner
+        too_big = error_body(f"body: larger than this server's limit of {self.max_body} bytes", param="body")
+        length = headers.get("content-length")
+        if length is not None:
+            try:
+                if int(length) > self.max_body:
+                    return await self._send(send, 413, too_big)
+            except ValueError:
+                return await self._send(send, 400, error_body("content-length: not a number", param="body"))
+        chunks, total = [], 0
+        while True:
+            msg = await receive()
+            if msg["type"] == "http.disconnect":
+                return None
+            body = msg.get("body", b"")
+            total += len(body)
+            if total > self.max_body:
+                return await self._send(send, 413, too_big)
+            chunks.append(body)
+            if not msg.get("more_body"):
+                break
+        whole, replayed = b"".join(chunks), False
+
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": whole, "more_body": False}
+            return await receive()  # later calls wait for the disconnect, which is how handlers notice it
+
+        return await self.app(scope, replay, send)
+
+
+def _field(loc) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    return ".".join(parts) or "body"
+
+
+def install(app: FastAPI, guard: Guard, max_body_bytes: int = DEFAULT_MAX_BODY) -> None:
+    """Wire the middleware and the error handlers into an app."""
+    app.add_middleware(GuardMiddleware, guard=guard, max_body_bytes=max_body_bytes)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_request: Request, exc: RequestValidationError):
+        errors = exc.errors()
+        first = errors[0] if errors else {"loc": ("body",), "msg": "invalid body"}
+        name = _field(first.get("loc", ()))
+        detail = [{"field": _field(e.get("loc", ())), "message": e.get("msg", "")} for e in errors[:20]]
+        body = error_body(f"{name}: {first.get('msg', 'invalid')}", param=name)
+        body["error"]["details"] = detail
+        return JSONResponse(body, status_code=400)
+
+    @app.exception_handler(RecursionError)
+    async def _deep(_request: Request, _exc: RecursionError):
+        return JSONResponse(error_body("body: JSON nested too deeply", param="body"), status_code=400)
+
+    @app.exception_handler(UnicodeDecodeError)
+    async def _bytes(_request: Request, _exc: UnicodeDecodeError):
+        return JSONResponse(error_body("body: not valid UTF-8", param="body"), status_code=400)

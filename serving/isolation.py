@@ -1,0 +1,122 @@
+"""Run one request's computation in a child process with a memory cap and a deadline, killable at any moment.
+
+Why a process: the optimisation is CPU-bound numpy code, which a thread cannot interrupt. The replica forks a
+child per request from a forkserver (numpy, scipy and the solvers preloaded, so a fork costs milliseconds), caps
+its address space (RLIMIT_AS) and waits for the answer. On a deadline, a client disconnect (Ray Serve cancels the
+handler's asyncio task) or a memory blow-up only the child dies; the replica and every session stay up.
+
+A per-replica semaphore bounds the number of live children, so concurrent requests cannot multiply the memory cap
+past the machine; the rest wait (up to `queue_seconds`) and are then told to retry (503 + Retry-After).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import resource
+import threading
+import traceback
+from dataclasses import dataclass
+
+PRELOAD = ["numpy", "scipy.stats", "inventory.dp", "inventory.search", "inventory.montecarlo",
+           "optimization.service", "optimization.limits", "agents.dialogue", "cloudpickle"]
+
+_lock = threading.Lock()
+_ctx = None
+
+
+def _context():
+    global _ctx
+    with _lock:
+        if _ctx is None:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(PRELOAD)
+            _ctx = ctx
+    return _ctx
+
+
+class Refused(Exception):
+    """The computation could not be done within the limits; `status` is the HTTP status, `field` the input."""
+
+    def __init__(self, status: int, message: str, field: str | None = None):
+        self.status, self.message, self.field = status, message, field
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class Budget:
+    seconds: float = 60.0  # hard wall-clock deadline per computation (the estimate refuses above 30 s)
+    memory_bytes: int = 3 * 2**30  # RLIMIT_AS of the child (address space: ~1 GiB of it is the interpreter/libs)
+    concurrent: int = 2  # live children per replica
+    queue_seconds: float = 60.0  # how long a request may wait for a slot
+
+
+def _child(conn, fn, args, memory_bytes: int) -> None:
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    except (ValueError, OSError):
+        pass
+    try:
+        conn.send(("ok", fn(*args)))
+    except Refused as exc:
+        conn.send(("refused", (exc.status, exc.message, exc.field)))
+    except MemoryError:
+        conn.send(("refused", (422, "the computation exceeded this server's memory limit; make the problem "
+                                     "smaller (capacity, horizon, replications)", None)))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which answers 500 and stays up
+        conn.send(("error", "".join(traceback.format_exception_only(type(exc), exc)).strip()))
+    finally:
+        conn.close()
+
+
+class Isolator:
+    """One per replica: `await run(fn, *args)` returns fn(*args) computed in a fresh child process."""
+
+    def __init__(self, budget: Budget | None = None):
+        self.budget = budget or Budget()
+        self._slots = asyncio.Semaphore(self.budget.concurrent)
+        self.running = 0
+        self.killed = 0  # children ended early (deadline, disconnect)
+
+    async def run(self, fn, *args):
+        try:
+            await asyncio.wait_for(self._slots.acquire(), self.budget.queue_seconds)
+        except TimeoutError:
+            raise Refused(503, f"server busy: no worker free within {self.budget.queue_seconds:.0f} s; "
+                               "retry later") from None
+        try:
+            return await self._run(fn, args)
+        finally:
+            self._slots.release()
+
+    async def _run(self, fn, args):
+        ctx = _context()
+        parent, child_end = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_child, args=(child_end, fn, args, self.budget.memory_bytes), daemon=True)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, proc.start)
+        child_end.close()
+        self.running += 1
+        try:
+            ready = await loop.run_in_executor(None, parent.poll, self.budget.seconds)
+            if not ready:
+                raise Refused(422, f"the computation did not finish within this server's limit of "
+                                   f"{self.budget.seconds:.0f} s; make the problem smaller", None)
+            try:
+                kind, payload = await loop.run_in_executor(None, parent.recv)
+            except EOFError:  # killed by the kernel (memory) or crashed without a word
+                raise Refused(422, "the computation exceeded this server's resource limits and was stopped; "
+                                   "make the problem smaller") from None
+        finally:  # also on CancelledError: the client went away, so the work stops now
+            self.running -= 1
+            if proc.is_alive():
+                self.killed += 1
+                proc.kill()
+            parent.close()
+            await loop.run_in_executor(None, proc.join, 5)
+        if kind == "ok":
+            return payload
+        if kind == "refused":
+            status, message, field = payload
+            raise Refused(status, message, field)
+        raise RuntimeError(payload)
