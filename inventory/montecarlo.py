@@ -104,7 +104,8 @@ def simulate(
     backend = choose_backend(backend, policy.size * int(np.size(demands)))
     if backend == "numpy":
         return simulate_reference(problem, policy, demands, warmup, detailed)
-    D = np.ascontiguousarray(np.asarray(demands).T)  # (T, R): free for demand_matrix output
+    D = np.ascontiguousarray(np.asarray(demands).T, dtype=np.int32)  # (T, R): free for demand_matrix output; one
+    # dtype, so numba compiles one specialisation
     if backend == "torch":
         from inventory.kernel_torch import simulate_torch
 
