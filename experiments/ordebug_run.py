@@ -45,9 +45,29 @@ def episode_id(agent: str, allow_iis: bool, instance_id: str, variant: str = "")
     return f"{agent}{variant}|iis={'on' if allow_iis else 'off'}|{instance_id}"
 
 
-def run_episode(instance: Instance, agent, allow_iis: bool = True, budget: int = 20) -> dict:
+def _write_steps(log_dir: str | os.PathLike, eid: str, env: DebugEnv | None) -> None:
+    """The episode's steps as JSON lines in ``<out>/logs/`` (results cut to 2,000 characters each)."""
+    import json
+    import re
+
+    if env is None:
+        return
+    path = Path(log_dir) / (re.sub(r"[^A-Za-z0-9_.=-]+", "_", eid) + ".jsonl")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        for st in env.log.steps:
+            result = json.dumps(st.result, default=str)
+            fh.write(json.dumps({"step": st.step, "op": st.op, "args": st.args, "solver_calls": st.solver_call,
+                                 "seconds": round(st.seconds, 4),
+                                 "result": result if len(result) <= 2000 else result[:2000] + "..."},
+                                default=str) + "\n")
+
+
+def run_episode(instance: Instance, agent, allow_iis: bool = True, budget: int = 20,
+                log_dir: str | os.PathLike | None = None, eid: str = "") -> dict:
     """One episode -> one result row; never raises (a failure is a row with `error`)."""
     t0 = time.perf_counter()
+    env = None
     base = {"instance_id": instance.instance_id, "split": instance.split, "source": instance.source,
             "operator": instance.operator or "none", "size_tier": instance.size_tier, "iis_tier": instance.iis_tier,
             "iis": "on" if allow_iis else "off"}
@@ -55,6 +75,8 @@ def run_episode(instance: Instance, agent, allow_iis: bool = True, budget: int =
         base.update(rows=instance.model.num_rows, cols=instance.model.num_cols)
         env = DebugEnv(instance, budget=budget, allow_iis=allow_iis)
         agent.run(env)
+        if log_dir is not None:
+            _write_steps(log_dir, eid or instance.instance_id, env)
         row = {**base, **episode_metrics(instance, env.log), "error": "", "steps": len(env.log.steps)}
         if instance.meta.get("track") == "resilience":
             from ordebug.resilience import resilience_metrics
@@ -68,11 +90,12 @@ def run_episode(instance: Instance, agent, allow_iis: bool = True, budget: int =
 
 
 def _run_chunk(instances: list[Instance], agent_name: str, allow_iis: bool, budget: int, llm_config, few_shot: bool,
-               variant: str) -> list[dict]:
+               variant: str, log_dir: str | None = None) -> list[dict]:
     agent = make_agent(agent_name, llm_config, few_shot)
     rows = []
     for inst in instances:
-        row = run_episode(inst, agent, allow_iis=allow_iis, budget=budget)
+        row = run_episode(inst, agent, allow_iis=allow_iis, budget=budget, log_dir=log_dir,
+                          eid=episode_id(agent_name, allow_iis, inst.instance_id, variant))
         row["agent"] = agent_name + variant
         row["episode_id"] = episode_id(agent_name, allow_iis, inst.instance_id, variant)
         rows.append(row)
@@ -104,11 +127,12 @@ def run_benchmark(instances: list[Instance], agent_name: str, out_dir: str | os.
         # An LLM agent is I/O bound and talks to one endpoint: keep it in-process and sequential.
         if use_ray and agent_name != "llm" and len(todo) > 1:
             new_rows = _run_with_ray(todo, agent_name, allow_iis, budget, num_cpus, llm_config, few_shot, variant,
-                                     progress)
+                                     progress, str(out / "logs"))
         else:
             with Progress(len(todo), f"ordebug {agent_name} iis={'on' if allow_iis else 'off'}", progress) as bar:
                 for chunk in _chunks(todo, len(todo)):
-                    new_rows += _run_chunk(chunk, agent_name, allow_iis, budget, llm_config, few_shot, variant)
+                    new_rows += _run_chunk(chunk, agent_name, allow_iis, budget, llm_config, few_shot, variant,
+                                           str(out / "logs"))
                     bar.update(len(chunk))
         new = pd.DataFrame(new_rows)
         done = pd.concat([done, new], ignore_index=True) if not done.empty else new
@@ -138,13 +162,14 @@ def _ray():
     return ray
 
 
-def _run_with_ray(todo, agent_name, allow_iis, budget, num_cpus, llm_config, few_shot, variant, progress) -> list[dict]:
+def _run_with_ray(todo, agent_name, allow_iis, budget, num_cpus, llm_config, few_shot, variant, progress,
+                  log_dir=None) -> list[dict]:
     ray = _ray()
     task = ray.remote(num_cpus=1)(_run_chunk)
     # Chunks of at most 4 episodes (at least 4 per CPU): Ray reuses its workers, so more tasks cost
     # little, and progress moves every few episodes instead of once per eighth of the run.
     chunks = _chunks(todo, min(len(todo), max(4 * num_cpus, -(-len(todo) // 4))))
-    pending = [task.remote(c, agent_name, allow_iis, budget, llm_config, few_shot, variant) for c in chunks]
+    pending = [task.remote(c, agent_name, allow_iis, budget, llm_config, few_shot, variant, log_dir) for c in chunks]
     rows: list[dict] = []
     with Progress(len(todo), f"ordebug {agent_name} iis={'on' if allow_iis else 'off'}", progress) as bar:
         while pending:

@@ -137,3 +137,17 @@ def test_all_operators_are_registered():
     for op in OPERATORS:
         out = apply_sabotage(generate("inventory", "small", seed=1), op, seed=3)
         assert out is None or solve(out[0]).status == "infeasible"
+
+
+def test_synthetic_split_is_built_to_a_per_operator_quota():
+    """Rounds retry only the operators still short, on the (family, size) pairs that yielded them."""
+    from experiments.ordebug_run import _build_synthetic_quota
+
+    plan = [("inventory", "small", "drop_bound", 0), ("diet", "small", "drop_bound", 1),
+            ("diet", "small", "tighten_rhs", 2)]
+    insts = _build_synthetic_quota(plan, per_operator=3, use_ray=False, progress=False)
+    by_op = {op: [i for i in insts if i.operator == op] for op in ("drop_bound", "tighten_rhs")}
+    assert len(by_op["drop_bound"]) >= 3 and len(by_op["tighten_rhs"]) >= 3
+    # drop_bound only applies to the inventory family (negative lower bounds): later rounds stay there.
+    assert {i.source for i in by_op["drop_bound"]} == {"inventory-small"}
+    assert len({i.instance_id for i in insts}) == len(insts)

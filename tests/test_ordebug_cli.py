@@ -94,6 +94,11 @@ def test_bench_from_user_seeds_json_and_resume(tmp_path, capsys):
     assert rows[0]["n"] == 2 and rows[0]["split"] == "custom"
     first = pd.read_parquet(out / "episodes.parquet")
     assert len(first) == 2 and first["episode_id"].is_unique
+    logs = sorted((out / "logs").glob("*.jsonl"))  # per-episode step logs
+    assert len(logs) == 2
+    steps = [json.loads(line) for line in logs[0].read_text().splitlines()]
+    assert steps and {"step", "op", "args", "solver_calls", "result"} <= set(steps[0])
+    assert any(s["op"] == "solve" for s in steps)
     # Rerun: nothing is redone (same rows, same timings).
     assert main(argv) == 0
     capsys.readouterr()
