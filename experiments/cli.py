@@ -55,8 +55,9 @@ def _register(subparsers, name: str) -> bool:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The full parser (every module imported), or with `command` only that command's module imported and the
-    other commands listed by name and summary (enough for `askopt --help` and for argparse's choices)."""
+    """The full parser (every module imported); with a known `command`, only the module that registers it; with
+    an unknown or empty one, every command listed by name and summary from COMMANDS (`askopt --help`, and
+    argparse's "invalid choice" message), no module imported."""
     parser = argparse.ArgumentParser(
         prog="askopt",
         description="LLM + operations-research decision support for inventory control.",
@@ -67,8 +68,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             _register(subparsers, name)
         return parser
     owner = COMMANDS[command][0] if command in COMMANDS else None
-    if owner is not None:
-        _register(subparsers, owner)
+    if owner is not None and _register(subparsers, owner):
+        return parser  # the other commands are not needed to run this one
     for name, (_module, summary) in COMMANDS.items():
         if name not in subparsers.choices:
             subparsers.add_parser(name, help=summary)
