@@ -4,6 +4,7 @@ PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TRAIN_STAMP := $(VENV)/.installed-train
 LOCK := requirements.lock
 
 .PHONY: demo test install install-train lock test-latest lint bench clean
@@ -19,13 +20,17 @@ $(STAMP): $(LOCK) pyproject.toml
 install: $(STAMP)
 
 # transformers/peft/trl (LoRA imitator training) and PySCIPOpt, CPU, from their own lock
-install-train: $(STAMP)
+install-train: $(TRAIN_STAMP)
+
+$(TRAIN_STAMP): $(STAMP) requirements-train.lock
 	$(BIN)/pip install -q -r requirements-train.lock
+	touch $(TRAIN_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/askopt demo
 
-test: $(STAMP)
+# the suite covers the imitator's training path (tiny CPU models), so it runs on the train lock too
+test: $(STAMP) $(TRAIN_STAMP)
 	$(BIN)/lint-imports --config .importlinter
 	$(BIN)/python -m pytest -p no:cacheprovider tests
 
