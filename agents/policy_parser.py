@@ -176,7 +176,8 @@ _AT_REORDER_POINT = re.compile(
 )
 _BELOW_REORDER_POINT = re.compile(r"(?:below|under|less\s+than)\s+(?:the|your)\s+re-?order\s+point")
 _TRIGGER_BARE_LT = re.compile(r"(?:if|when|whenever|once|while|as\s+soon\s+as)\s+(?:it'?s\s+|it\s+is\s+|we'?re\s+|you'?re\s+|"
-                              r"we\s+are\s+|you\s+are\s+|stock\s+is\s+|inventory\s+is\s+)?(?:below|under|less\s+than)\s+" + APPROX + NUM)
+                              r"we\s+are\s+|you\s+are\s+|stock\s+is\s+|inventory\s+is\s+|there\s+are\s+)?(?:below|under|"
+                              r"less\s+than|fewer\s+than)\s+" + APPROX + NUM)
 _TRIGGER_ORLESS = re.compile(
     r"(?:inventory|stock|position|level|on[\s-]?hand|you\s+have|we\s+have|there\s+are|down\s+to|only)\D{0,30}?" + r"\b" + NUM
     + r"\s*(?:units?|items?|pieces|[a-z]+)?\s+or\s+(?:fewer|less|below|lower|under)\b"
@@ -187,10 +188,10 @@ _REORDER_POINT = re.compile(
     r"(?:re-?order(?:ing)?|trigger|minimum|min)[\s-]+(?:point|level|threshold|trigger|stock\s+level|inventory\s+level)s?"
     r"(?:\s*\((?:s|r|rop)\))?" + CONNECT + APPROX + NUM
 )
-_MIN_EQ = re.compile(r"\bmin(?:imum)?\s*[=:]\s*" + NUM)
+_MIN_EQ = re.compile(r"\bmin(?:imum)?(?:\s*[=:]|\s+(?:at|of|to|is))\s*" + NUM)
 
 _UPTO_VERB = re.compile(
-    r"(?:order|ordering|replenish|restock|refill|fill|top|topping|bring|bringing|raise|raising|build|rebuild|back|reset|restore|stock|get)"
+    r"(?:order|ordering|replenish|restock|refill|fill|top|topping|bring|brings|bringing|raise|raising|build|rebuild|back|reset|restore|stock|get)"
     r"(?:\s+(?:it|inventory|stock|the\s+(?:inventory|stock|position|level)|your\s+(?:inventory|stock|position)|the\s+inventory\s+position|"
     r"position|enough|units|back))*"
     r"(?:[\s-]+up)?[\s-]+to(?:\s+(?:a|the|an))?(?:\s+(?:target|level|total|max(?:imum)?|stock\s+level|inventory\s+level|position))*"
@@ -200,7 +201,7 @@ _UPTO_NAMED = re.compile(
     r"(?:order[\s-]+up[\s-]+to|up[\s-]+to|target|max(?:imum)?)[\s-]+(?:stock\s+|inventory\s+)?(?:level|position|stock)s?"
     r"(?:\s*\(S\))?" + CONNECT + APPROX + NUM
 )
-_MAX_EQ = re.compile(r"\bmax(?:imum)?\s*[=:]\s*" + NUM)
+_MAX_EQ = re.compile(r"\bmax(?:imum)?(?:\s*[=:]|\s+(?:at|of|to|is))\s*" + NUM + r"(?!\s*(?:units?\s+)?(?:per|each|a)\s+order)")
 _CAPACITY = re.compile(
     r"(?:up\s+to|to|fill(?:\s+up)?)\s+(?:the\s+|your\s+|full\s+|its\s+)*(?:full\s+)?(?:storage\s+|warehouse\s+|shelf\s+)?"
     r"(?:capacity|limit|maximum|max)\b(?!\s*(?:order|of\s+\d))"
@@ -235,8 +236,18 @@ _ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|holds?\s
 _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
 
 
+_ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:units?\s*)?(?:->|\u2192|=>|\u2248|~|,?\s*(?:so|i\.e\.|or|rounded(?:\s+up|\s+down)?\s+to|"
+                      r"round(?:ed)?\s+(?:it\s+|that\s+)?(?:up\s+|down\s+)?to|call\s+it|say|which\s+is)\s*,?\s*"
+                      r"(?:about\s+|roughly\s+)?)\s*(\d+)(?!\.?\d)")
+
+
+def _rounded(m: re.Match) -> str:
+    """ "24.4 -> 25", "31.6, so 32": a computed value and the whole number it was rounded to -> the latter."""
+    return m.group(2) if abs(float(m.group(1)) - int(m.group(2))) < 1 else m.group(0)
+
+
 def _normalise(text: str) -> str:
-    text = replace_number_words(text)
+    text = _ROUNDED.sub(_rounded, replace_number_words(text))
     t = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "14 + 25 = 39" -> "39"
     t = t.replace("\u2264", "<=").replace("\u2013", "-").replace("\u2014", "-").replace("**", "").replace("`", "")
     t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)
@@ -432,6 +443,8 @@ _WEEKDAY_SCHEDULE = re.compile(rf"\b(?:every|each|on)\s+{_WEEKDAYS}s?\b|\b{_WEEK
 
 def _period(low: str) -> int | None:
     if _WEEKDAY_SCHEDULE.search(low):
+        if len(set(re.findall(_WEEKDAYS, low))) > 1:
+            return None  # "every Monday and Thursday": not one fixed period
         return 7  # "order 20 every Friday": a weekly review on a fixed day
     m = _EVERY_N.search(low)
     if m:

@@ -106,3 +106,15 @@ def test_issue10_classes():
     assert p.params == {"s": 33, "S": 90} and "30-36" in p.reason and "33" in p.reason
     p = parse_policy("Your storage holds 80 units. Set the reorder point s = 89 and the order-up-to level S = 80.")
     assert p.status == "infeasible" and "89" in p.reason and "80" in p.reason
+
+
+def test_more_issue10_phrasings():
+    assert parse_policy("Every Tuesday, place an order that brings inventory up to 60 units.").params == {
+        "T": 7, "S": 60}
+    p = parse_policy("Order thirty units whenever fewer than twelve remain on the shelf.")
+    assert (p.kind, p.params, p.basis) == ("sq", {"s": 12, "Q": 30}, "on_hand")
+    assert parse_policy("Lead-time demand is 18, so the reorder point is 24.4 -> 25. Order up to 70.").params == {
+        "s": 25, "S": 70}
+    assert parse_policy("Set your min at 12 and your max at 48 (counting units already ordered).").params == {
+        "s": 12, "S": 48}
+    assert not parse_policy("Each Monday and Thursday order 15.").ok  # two weekdays: no single period
