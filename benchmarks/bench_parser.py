@@ -1,0 +1,109 @@
+"""Advice-parser benchmark: the dev corpus (study_advice_corpus.jsonl) and the blind held-out advice set v3.
+
+    .venv/bin/python benchmarks/bench_parser.py [--heldout] [--no-check]
+
+Held-out scoring (checksum verified first; capacity unknown to the parser, as for an LLM's free-text advice):
+`type` none -> "unparseable", infeasible -> "infeasible", otherwise status ok with the same kind and parameters
+(`s`, `S`, `Q`; periodic: `every_days` = T; a periodic rule with every_days 1 may come out as "constant"); `basis`
+is checked when given; for a `range` on `range_field` the parser must pick a value inside the range and record
+the choice in its reason. Target: >= 92% of advice texts right (exit 1 on a miss unless --no-check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agents.extraction_eval import verify_checksums  # noqa: E402
+from agents.policy_parser import ParsedPolicy, parse_policy  # noqa: E402
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+DEV = DATA / "study_advice_corpus.jsonl"
+HELDOUT = DATA / "heldout_v3"
+TARGET = 0.92
+
+
+def _dev_ok(row: dict) -> bool:
+    p = parse_policy(row["text"], capacity=row["capacity"])
+    e = row["expected"]
+    if p.status != e["status"]:
+        return False
+    return e["status"] != "ok" or (p.kind == e["kind"] and p.params == e["params"] and p.basis == e["basis"])
+
+
+def heldout_ok(expected: dict, p: ParsedPolicy) -> tuple[bool, str]:
+    """(right, why not) for one held-out advice text."""
+    kind = expected["type"]
+    if kind == "none":
+        return p.status == "unparseable", f"expected no policy, got {p.status} {p.label()}"
+    if kind == "infeasible":
+        return p.status == "infeasible", f"expected infeasible, got {p.status} {p.label()} ({p.reason})"
+    if p.status != "ok":
+        return False, f"expected {kind}, got {p.status}: {p.reason}"
+    got = dict(p.params)
+    want = {k: expected[k] for k in ("s", "S", "Q") if k in expected}
+    if kind == "periodic":
+        want["T"] = expected["every_days"]
+        if p.kind == "constant" and expected["every_days"] == 1:
+            got = {"T": 1, "Q": got.get("q")}
+        elif p.kind != "periodic":
+            return False, f"expected periodic, got {p.label()}"
+    elif kind == "sq":
+        if p.kind != "sq":
+            return False, f"expected sq, got {p.label()}"
+        got = {"s": got.get("s"), "Q": got.get("Q")}
+    elif p.kind != kind:
+        return False, f"expected {kind}, got {p.label()}"
+    got.pop("cap", None)
+    if "range" in expected:
+        field, (lo, hi) = expected["range_field"], expected["range"]
+        chosen = got.get("R" if field == "s" and "R" in got else field)
+        if chosen is None or not lo <= chosen <= hi or "range" not in p.reason:
+            return False, f"range {lo}-{hi} for {field}: got {p.label()} ({p.reason or 'no choice recorded'})"
+        want.pop(field, None)
+        got.pop(field, None)
+    for k, v in want.items():
+        if got.get(k) != v:
+            return False, f"expected {k}={v}, got {p.label()}"
+    if "basis" in expected and p.basis != expected["basis"]:
+        return False, f"expected basis {expected['basis']}, got {p.basis}"
+    return True, ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--heldout", action="store_true", help="score the blind held-out advice set v3")
+    ap.add_argument("--no-check", action="store_true")
+    args = ap.parse_args(argv)
+    rows = [json.loads(line) for line in DEV.read_text().splitlines() if line.strip()]
+    right = sum(_dev_ok(r) for r in rows)
+    print(f"dev corpus {DEV.name}: {right}/{len(rows)} = {right / len(rows):.1%} (tuned on: not an estimate)")
+    misses = []
+    if args.heldout:
+        sums = verify_checksums(HELDOUT)
+        print("held-out v3 checksums verified: " + ", ".join(f"{k} {v[:12]}" for k, v in sums.items()))
+        items = [json.loads(line) for line in (HELDOUT / "advice_texts.jsonl").read_text().splitlines()
+                 if line.strip()]
+        ok = 0
+        for item in items:
+            good, why = heldout_ok(item["policy"], parse_policy(item["text"]))
+            ok += good
+            if not good:
+                print(f"  miss {item['id']}: {why}")
+        acc = ok / len(items)
+        print(f"held-out v3 advice: {ok}/{len(items)} = {acc:.1%}; ratio to target {acc / TARGET:.3f} "
+              f"(target {TARGET:.0%})")
+        if acc < TARGET:
+            misses.append(f"held-out parser {acc:.1%} < {TARGET:.0%}")
+    if misses:
+        print("MISSED: " + "; ".join(misses))
+        return 0 if args.no_check else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
