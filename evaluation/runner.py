@@ -410,6 +410,7 @@ class _Sweep:
         dialogues: dict = {}  # ref -> (batch no, unit index, attempt, actor index)
         scoring: dict = {}  # ref -> (batch no, attempt)
         spent, finished_dialogues, next_no = 0.0, 0, 0
+        deferred: list[tuple[float, int, int, int]] = []  # (due, batch no, unit index, attempt): resubmissions
 
         def waiting_units() -> int:
             return sum(len(b["units"]) - b["next"] for b in open_batches.values())
@@ -432,8 +433,13 @@ class _Sweep:
             inst = self.inst_json[b["units"][0].instance_id]
             scoring[score_task.remote(self.cfg_json, inst, b["outcomes"], self.runner)] = (no, attempt)
 
-        while (queue and not s.budget_stopped) or dialogues or scoring or any(
+        while (queue and not s.budget_stopped) or dialogues or scoring or deferred or any(
                 b["next"] < len(b["units"]) and not b["failed"] for b in open_batches.values()):
+            now = time.monotonic()
+            for item in [d for d in deferred if d[0] <= now]:
+                deferred.remove(item)
+                if item[1] in open_batches and not open_batches[item[1]]["failed"]:
+                    submit_dialogue(*item[1:])
             while queue and not s.budget_stopped and waiting_units() + len(dialogues) < max_dialogues:
                 if not can_start(len(queue[0])):
                     s.budget_stopped = True
@@ -450,8 +456,10 @@ class _Sweep:
             s.peak_dialogues = max(s.peak_dialogues, len(dialogues))
             refs = list(dialogues) + list(scoring)
             if not refs:
+                if deferred:
+                    time.sleep(max(0.0, min(d[0] for d in deferred) - time.monotonic()))
                 continue
-            ready, _ = ray.wait(refs, num_returns=1)
+            ready, _ = ray.wait(refs, num_returns=1, timeout=1.0 if deferred else None)
             ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)  # everything already back
             for ref in ready:
                 if ref in scoring:
@@ -480,8 +488,8 @@ class _Sweep:
                     if attempt < 3:
                         s.infra_retries += 1
                         self.metrics.retry()
-                        time.sleep(0.5 * attempt)  # let a restarting actor come back
-                        submit_dialogue(no, i, attempt + 1)
+                        # let a restarting actor come back; the loop resubmits when it is due
+                        deferred.append((time.monotonic() + 0.5 * attempt, no, i, attempt + 1))
                     else:
                         b["failed"] = True
                         self._infra_failure(b["units"], exc, "dialogue")
