@@ -151,3 +151,22 @@ def test_synthetic_split_is_built_to_a_per_operator_quota():
     # drop_bound only applies to the inventory family (negative lower bounds): later rounds stay there.
     assert {i.source for i in by_op["drop_bound"]} == {"inventory-small"}
     assert len({i.instance_id for i in insts}) == len(insts)
+
+
+def test_progress_lines_and_heartbeat_off_a_terminal():
+    import io
+    import time
+
+    from ordebug.progress import Progress
+
+    buf = io.StringIO()  # not a TTY: plain lines, and a heartbeat while one item takes long
+    with Progress(3, "work", True, every=0.1, stream=buf) as bar:
+        time.sleep(0.35)
+        bar.update(3)
+    lines = buf.getvalue().splitlines()
+    assert lines[0] == "work: 0/3 in 0s started" and lines[-1].startswith("work: 3/3 in ")
+    assert any("(working)" in line for line in lines)
+    quiet = io.StringIO()
+    with Progress(3, "work", False, every=0.1, stream=quiet) as bar:
+        bar.update(3)
+    assert quiet.getvalue() == ""
