@@ -134,6 +134,7 @@ _KIND_PARAMS = {
 _SETUP_SUFFIX = re.compile(r"^\s*(?:\w+\s+){0,4}?(?:(?:per|each|every|an?|for each|for every|for an?)\s+"
                            r"(?:order|delivery|shipment|truck|time|batch|purchase order)\b|flat\b|fixed\b|"
                            r"regardless|no matter|each time|every time|in (?:shipping|paperwork|admin))")
+_COST_WORD = re.compile(r"\bcosts?\b|\bfees?\b|\bcharges?\b|\bprice|penalt|\bpay|\bspend")
 _LOSS_PREFIX = re.compile(r"\b(?:lose|loses|losing|lost|miss|missed|forgo|give up)\b[^,;]*$")
 _PENALTY_SUFFIX = re.compile(r"(?:of (?:profit|margin|goodwill)|in (?:lost )?(?:profit|margin|goodwill))|"
                              r"(?:per|each|every|an?|for each|for every|on each|on every)\s+(?:lost|missed|"
@@ -249,7 +250,8 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
     if kind in ("count", "bare") and q.period and not q.per_unit:
         return "demand_distribution", "suffix"  # "20 a day", "42 units a week"
     params = _KIND_PARAMS[kind]
-    if kind == "bare" and not (q.per_unit or q.period) and context not in MONEY_FIELDS:
+    if kind == "bare" and not (q.per_unit or q.period) and context not in MONEY_FIELDS \
+            and not _COST_WORD.search(sentence):
         params = tuple(p for p in params if p not in MONEY_FIELDS)  # "we can keep 150" is not $150
     if kind == "money" and q.period:
         params = ("holding_cost", "penalty_cost")  # a fixed fee per order is never charged per day or month
@@ -301,10 +303,10 @@ _GOODS_DURABLE = re.compile(
     r"stationery|pens|furniture|tyres?|tires?|paint|glassware|cutlery|cookware|plates|spare parts|parts|"
     r"dry goods|rice|pasta|sugar|salt|cement|lumber|timber|pipes?|fittings|bulbs|light bulbs|filters?|"
     r"widgets?|plastic\w*|metal|steel|jewel(?:le)?ry|watches|cosmetics|perfume|cleaning supplies)\b")
-_PERISH_YES = re.compile(r"\bperishable|spoil\w*|expir\w*|go(?:es)? (?:bad|off|stale)|\bstale\b|\brot\w*|\bwilt\w*|"
+_PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|expir\w*|go(?:es)? (?:bad|off|stale)|\bstale\b|\brot\w*|\bwilt\w*|"
                          r"\bdie\b|\bfresh\b|shelf life|thrown? (?:out|away)|throw (?:it |them )?(?:out|away)|"
                          r"in the bin|binned|\bwaste\w*|discard\w*|dump\w*|\bsell[\s-]by\b")
-_BACKLOG = re.compile(r"backlog\w*|back[\s-]?order\w*|\bwait\w*|come back (?:later|for)|rain[\s-]?check|"
+_BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'ll) (?:just )?order it|backlog\w*|back[\s-]?order\w*|\bwait\w*|come back (?:later|for)|rain[\s-]?check|"
                       r"pre[\s-]?order\w*|fill (?:it|the order) (?:later|when)|pick (?:it|them) up when|"
                       r"order it for them|(?:they'll|they will|we) order it|deliver (?:it )?later|"
                       r"reserve\w*|put (?:them|it) on a list|happy to wait|don't mind waiting|"

@@ -159,7 +159,7 @@ _INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm
                            r"(?:^\s*|(?<=[.!?])\s*)wait\s*[,!:\-\u2026]+\s*|"
                            r"(?:\.{2,}|\u2026)\s*(?:no|sorry|actually)\b,?\s*|"
                            r"\b(?:no|sorry)\s*,\s*(?:make (?:it|that)|i mean)\b,?\s*|"
-                           r",?\s*\b(?:uh|um|er|erm|oh)\s*,?\s*no\b\s*[,.!-]*\s*|,\s*no\s*,\s*(?=\d|[a-z]+ (?:days?|units?))")
+                           r",?\s*\b(?:uh|um|er|erm|oh)\s*,?\s*no\b\s*[,.!-]*\s*|[,;-]\s*no\s*,\s*(?=\d|[a-z]+ (?:days?|units?))")
 
 
 def _prepare(text: str) -> str:
@@ -173,7 +173,7 @@ def normalise_text(text: str) -> str:
     """Lower-case, rewrite idioms and number words into digits, keep positions meaningful for scanning."""
     s = " " + _prepare(str(text)).lower().replace("\u2019", "'") + " "
     s = fix_typos(s)
-    s = _INTERJECTION.sub(". actually, ", s)
+    s = _INTERJECTION.sub(", i meant ", s)  # a correction cue inside the same sentence: the later value wins
     for pattern, repl in _IDIOMS:
         s = re.sub(pattern, repl, s)
     s = _replace_word_numbers(s)
@@ -185,6 +185,7 @@ def normalise_text(text: str) -> str:
                and int(m.group(1)) else m.group(0), s)
     s = _MONEY_AND_CENTS.sub(_money_and_cents, s)
     s = _a_period(s)
+    s = re.sub(r"\b(\d+) (week|month|day|year)s? and a half\b", lambda m: f"{int(m.group(1)) + 0.5:g} {m.group(2)}s", s)
     s = re.sub(r"\b1 quarters?\b", "90 days", s)
     s = re.sub(r"\b(\d+) quarters\b", lambda m: f"{int(m.group(1)) * 90} days", s)
     return re.sub(r"[ \t]+", " ", s)

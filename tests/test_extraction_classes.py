@@ -161,3 +161,19 @@ def test_confirmation_can_be_switched_off():
     turns = [a.step(m) for m in FULL]
     assert turns[-1].action == ACTION_TERMINATE
     assert [t.action for t in turns[:-1]].count(ACTION_NEXT) >= 10
+
+
+@pytest.mark.parametrize("text,values", [
+    ("we can keep 150 in the back but the van only brings 60 per trip", {"max_inventory": 150, "max_order": 60}),
+    ("we lose about $6 of profit every time a customer leaves empty handed",
+     {"penalty_cost": 6, "state_transition_model": "lost_sale"}),
+    ("Supplier needs 3 days, uh no, 4 days to deliver.", {"lead_time": 4}),
+    ("lead time 3 days - no, 4", {"lead_time": 4}),
+    ("setup cost is zero", {"setup_cost": 0}),
+    ("The milk has to be sold the same day or it gets poured out.", {"perishability": "perishable"}),
+    ("we sell around 25 per day, could be anywhere from 15 to 35",
+     {"demand_distribution": "uniform(15, 35)", "demand_type": "random"}),
+    ("It takes a week and a half to arrive.", {"lead_time": 10.5}),  # not whole: the validator makes it a re-ask
+])
+def test_own_dev_phrasings(text, values):
+    assert parse_utterance(text).values == values
