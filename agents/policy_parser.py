@@ -61,6 +61,7 @@ class ParsedPolicy:
     basis: str = "position"
     reason: str = ""
     policy: Policy | None = None
+    stated_s: int | None = None  # the reorder point as written ("at or below 20" -> 20; params hold s = 21)
 
     @property
     def ok(self) -> bool:
@@ -434,7 +435,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     if kind == "constant":
         basis = "position"  # a fixed daily order does not look at stock
     return ParsedPolicy("ok", text, kind=kind, params=params, basis=basis, reason="; ".join(x.notes),
-                        policy=build_policy(kind, params, basis))
+                        policy=build_policy(kind, params, basis), stated_s=s_i)
 
 
 _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"

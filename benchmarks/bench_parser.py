@@ -4,7 +4,9 @@
 
 Held-out scoring (checksum verified first; capacity unknown to the parser, as for an LLM's free-text advice):
 `type` none -> "unparseable", infeasible -> "infeasible", otherwise status ok with the same kind and parameters
-(`s`, `S`, `Q`; periodic: `every_days` = T; a periodic rule with every_days 1 may come out as "constant"); `basis`
+(`s`, `S`, `Q`, the reorder point compared as written, `ParsedPolicy.stated_s`, because the set records "at or
+below 20" as 20 while the parser's params hold the strict trigger 21; periodic: `every_days` = T; a periodic
+rule with every_days 1 may come out as "constant"); `basis`
 is checked when given; for a `range` on `range_field` the parser must pick a value inside the range and record
 the choice in its reason. Target: >= 92% of advice texts right (exit 1 on a miss unless --no-check).
 """
@@ -45,6 +47,10 @@ def heldout_ok(expected: dict, p: ParsedPolicy) -> tuple[bool, str]:
     if p.status != "ok":
         return False, f"expected {kind}, got {p.status}: {p.reason}"
     got = dict(p.params)
+    if p.stated_s is not None:  # the set records the reorder point as written, without our strict-trigger shift
+        got["s" if "s" in got else "R"] = p.stated_s
+        if "R" in got:
+            got["s"] = got.pop("R")
     want = {k: expected[k] for k in ("s", "S", "Q") if k in expected}
     if kind == "periodic":
         want["T"] = expected["every_days"]
@@ -61,7 +67,7 @@ def heldout_ok(expected: dict, p: ParsedPolicy) -> tuple[bool, str]:
     got.pop("cap", None)
     if "range" in expected:
         field, (lo, hi) = expected["range_field"], expected["range"]
-        chosen = got.get("R" if field == "s" and "R" in got else field)
+        chosen = got.get(field)
         if chosen is None or not lo <= chosen <= hi or "range" not in p.reason:
             return False, f"range {lo}-{hi} for {field}: got {p.label()} ({p.reason or 'no choice recorded'})"
         want.pop(field, None)
