@@ -38,6 +38,8 @@ def register(subparsers) -> None:
     p.add_argument("--split", default="synthetic", help="synthetic | netlib | wild | resilience (default synthetic)")
     p.add_argument("--seeds", default=None, help="folder of feasible MPS models to build instances from")
     p.add_argument("--per-model", type=int, default=3, help="instances per seed model with --seeds (default 3)")
+    p.add_argument("--instances", default=None,
+                   help="folder in the published OR-Debug-Bench layout (dataset.json + models/*.mps)")
     p.add_argument("--out", default="results/ordebug", help="output folder (default results/ordebug)")
     p.add_argument("--budget", type=int, default=20, help="solver calls per episode (default 20)")
     p.add_argument("--iis", default="on", help="on | off: whether get_iis is available (ablation)")
@@ -166,14 +168,21 @@ def cmd_bench_ordebug(args: argparse.Namespace) -> int:
         raise _user_error(f"--out must be a directory (it holds episodes.parquet); {args.out!r} is a file")
     llm_config = _llm_config(args.agent)
     progress = not args.quiet  # on stderr: --json stdout stays one document
-    instances = build_split(args.split, args.out, seeds=args.seeds, per_model=args.per_model, seed=args.seed,
-                            use_ray=not args.no_ray, limit=args.limit, progress=progress)
+    if args.instances:
+        if not os.path.isdir(args.instances):
+            raise _user_error(f"--instances must be a folder with dataset.json and models/; got {args.instances!r}")
+        from ordebug.instances import load_published
+
+        instances = load_published(args.instances)[:args.limit] if args.limit else load_published(args.instances)
+    else:
+        instances = build_split(args.split, args.out, seeds=args.seeds, per_model=args.per_model, seed=args.seed,
+                                use_ray=not args.no_ray, limit=args.limit, progress=progress)
     if not instances:
         raise _user_error(f"no usable instances for split {args.split!r}"
                           f"{' from ' + args.seeds if args.seeds else ''}")
     df = run_benchmark(instances, args.agent, args.out, allow_iis=args.iis == "on", budget=args.budget,
                        use_ray=not args.no_ray, llm_config=llm_config, few_shot=args.few_shot, progress=progress)
-    df["split"] = args.split if not args.seeds else "custom"
+    df["split"] = "external" if args.instances else (args.split if not args.seeds else "custom")
     board = leaderboard(df, by=["agent", "split"] + GROUPS[args.by])
     if args.json:
         rows = []

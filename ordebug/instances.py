@@ -197,3 +197,56 @@ def save_instances(instances: list[Instance], path: str | os.PathLike) -> None:
 def load_instances(path: str | os.PathLike) -> list[Instance]:
     with open(path, "rb") as fh:
         return pickle.load(fh)
+
+
+ERROR_TYPES = {  # the published OR-Debug-Bench error_type names -> our operators (unknown names kept as given)
+    "flip_sense": "flip_sense", "sense_flip": "flip_sense", "tighten_rhs": "tighten_rhs", "rhs": "tighten_rhs",
+    "conflicting_bound": "conflicting_bound", "bound": "conflicting_bound", "flip_coef_sign": "flip_coef_sign",
+    "coefficient": "flip_coef_sign", "scale_row": "scale_row", "drop_bound": "drop_bound",
+    "contradictory_row": "contradictory_row", "contradictory_constraint": "contradictory_row",
+    "integrality": "integrality",
+}
+
+
+def load_published(directory: str | os.PathLike, iis_time_limit: float = 10.0) -> list[Instance]:
+    """Instances in the published OR-Debug-Bench layout: ``dataset.json`` (a list, or ``{"problems": [...]}``)
+    with problem_id, model_file, error_type, target_name, iis_constraints, original_objective; MPS files
+    under ``models/``. The target is matched to a row first, then a column. The stored IIS is ours
+    (with sides, which the published list lacks); the published ``iis_constraints`` are kept in
+    ``meta["published_iis"]``."""
+    import json
+
+    d = Path(directory)
+    index = d / "dataset.json"
+    if not index.is_file():
+        raise ValueError(f"--instances must be a folder with dataset.json (and models/); {str(index)!r} not found")
+    try:
+        doc = json.loads(index.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--instances: cannot read {str(index)!r}: {exc}") from None
+    items = doc.get("problems", doc.get("instances")) if isinstance(doc, dict) else doc
+    if not isinstance(items, list):
+        raise ValueError(f"--instances: {str(index)!r} must hold a list of problems")
+    out: list[Instance] = []
+    for k, item in enumerate(items):
+        if not isinstance(item, dict) or "model_file" not in item:
+            raise ValueError(f"--instances: problem #{k} in dataset.json needs a model_file")
+        path = Path(item["model_file"])
+        path = path if path.is_absolute() else (d / path if (d / path).is_file() else d / "models" / path.name)
+        model = LinearModel.from_mps(path)
+        target = str(item.get("target_name") or "")
+        root = [f"row:{target}"] if model.has_row(target) else ([f"col:{target}"] if model.has_col(target) else [])
+        published = [str(n) for n in item.get("iis_constraints") or []]
+        iis = compute_iis(model, time_limit=iis_time_limit).to_json()
+        z0 = item.get("original_objective")
+        op = str(item.get("error_type") or "")
+        out.append(Instance(
+            instance_id=f"external:{item.get('problem_id', k)}", split="external", source=path.stem, model=model,
+            operator=ERROR_TYPES.get(op, op), root=root, edit={"kind": op, "target": target},
+            original_objective=float(z0) if isinstance(z0, (int, float)) else None, iis=iis,
+            iis_contains_root=bool(set(root) & ({f"row:{r}" for r, _ in iis.get("rows", [])}
+                                                | {f"col:{c}" for c, _ in iis.get("col_bounds", [])})),
+            solver=solver_version(), settings=dict(SOLVER_SETTINGS), size_tier=size_tier(model.num_rows),
+            iis_tier=iis_tier(len(iis.get("rows", [])) + len(iis.get("col_bounds", []))),
+            meta={"published_iis": published}))
+    return out

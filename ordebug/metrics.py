@@ -59,6 +59,10 @@ def fidelity(instance: Instance, log: EpisodeLog) -> tuple[float, int, int]:
         return 0.0, 0, 0
     orig = instance.original or instance.model
     universe = instance.iis_elements | set(log.final_edited)
+    if instance.original is None:
+        # No pre-error model (published instances): the named error element is wrong as given, so its
+        # given form is no reference; the rest of the model is.
+        universe -= set(instance.root)
     ref = []
     for el in universe:
         kind, _, name = el.partition(":")

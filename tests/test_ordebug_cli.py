@@ -204,3 +204,26 @@ def test_shared_data_dir_env_override(monkeypatch, tmp_path):
     monkeypatch.delenv("ASKOPT_SHARED_DATA")
     assert shared_data_dir() == REPO.parent / "shared" / "data"
     assert os.path.isabs(shared_data_dir())
+
+
+def test_bench_on_instances_in_the_published_layout(tmp_path, capsys):
+    """`--instances DIR`: dataset.json + models/*.mps as the OR-Debug-Bench authors publish them."""
+    root = tmp_path / "published"
+    (root / "models").mkdir(parents=True)
+    problems = []
+    for k, (fam, op) in enumerate([("inventory", "tighten_rhs"), ("diet", "scale_row")]):
+        inst = small_instance(fam, op)
+        inst.model.to_mps(root / "models" / f"p{k}.mps")
+        problems.append({"problem_id": f"p{k}", "model_file": f"models/p{k}.mps", "error_type": op,
+                         "target_name": inst.edit["row"], "iis_constraints": [r for r, _ in inst.iis["rows"]],
+                         "original_objective": inst.original_objective})
+    (root / "dataset.json").write_text(json.dumps(problems))
+    out = tmp_path / "out"
+    assert main(["bench", "ordebug", "--instances", str(root), "--out", str(out), "--no-ray", "--json",
+                 "--quiet"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["split"] == "external" and rows[0]["n"] == 2 and rows[0]["RR@5"] == 1.0
+    assert rows[0]["DA"] == 1.0 and rows[0]["rational"] == 1.0
+    (root / "dataset.json").write_text("{not json")
+    assert main(["bench", "ordebug", "--instances", str(root), "--out", str(out), "--no-ray"]) == 2
+    assert "dataset.json" in capsys.readouterr().err
