@@ -40,7 +40,7 @@ def test_same_seed_same_manager_and_truth_untouched():
 
 def test_reveals_only_what_is_asked():
     im = HumanImitator(TRUTH, "A toy shop.", BASE, 0)
-    assert im.opening() == "Hi. A toy shop."
+    assert im.opening() == "Hi. I run a toy shop."
     answer = im.reply("How many days pass between placing an order and receiving it?")
     assert "3" in answer and "$" not in answer and im.revealed == {"lead_time"}
 

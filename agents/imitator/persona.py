@@ -15,6 +15,7 @@ import re
 
 import numpy as np
 
+from agents.imitator.habits import Habits, chitchat, opening_sentence
 from agents.imitator.phrasing import Style, say
 from agents.imitator.profile import PersonaProfile, get_profile
 from agents.imitator.topics import asked_topics, clarification_kind
@@ -29,8 +30,6 @@ _CONTRADICTABLE = ("time_horizon", "lead_time", "holding_cost", "setup_cost", "m
 _OPENING_POOL = ("demand_distribution", "perishability", "lead_time", "state_transition_model", "holding_cost",
                  "setup_cost", "max_inventory", "time_horizon")
 _UNKNOWN = ["Hmm, I'm not sure.", "Honestly, I don't know.", "No idea, to be honest.", "I'd have to check, not sure."]
-_CHITCHAT = ["Business has been steady lately.", "It's been a long week.", "We've been open for 12 years now.",
-             "My assistant usually handles the orders.", "Thanks for helping with this."]
 _IMPATIENT = ["Can we speed this up?", "Is this going to take much longer?", "Okay, quickly:"]
 
 
@@ -67,18 +66,22 @@ class HumanImitator:
         self.asked: dict[str, int] = {}
         self.turn = 0
         self.said: list[str] = []
+        # drawn last so that the draws above (and thus every existing (profile, seed) manager's facts) are unchanged
+        self.habits = Habits.draw(self.profile.name, self.profile.habits, rng)
+        self.hedged: set[str] = set()  # fields answered "not sure" first: the next answer is rounded
 
     # ---- the two calls -----------------------------------------------------------------------------------
     def opening(self) -> str:
         k = min(self.profile.opening_facts, len(_OPENING_POOL))
         fields = [str(f) for f in self.rng.choice(_OPENING_POOL, size=k, replace=False)] if k else []
         fields = [f for f in fields if f not in self.unknown_fields]
-        parts = [f"Hi. {self.context}" if self.context else "Hi, I run a small shop and need help with ordering."]
+        parts = [f"Hi. {opening_sentence(self.context)}" if self.context
+                 else "Hi, I run a small shop and need help with ordering."]
         for f in sorted(fields, key=PARAMETERS.index):
             parts.append(self._say(f))
             self.revealed.add(f)
         if self.rng.random() < self.profile.verbosity:
-            parts.append(str(self.rng.choice(_CHITCHAT)))
+            parts.append(chitchat(self.habits, self.rng))
         return self._record(" ".join(parts))
 
     def reply(self, agent_message: str) -> str:
@@ -103,7 +106,7 @@ class HumanImitator:
             parts.append(str(self.rng.choice(["Okay.", "Sounds good.", "Alright, thanks."])))
         if not impatient:
             self._decorate(parts, topics[:1])
-        return self._record(" ".join(p for p in parts if p))
+        return self._record(self.habits.apply(" ".join(p for p in parts if p), self.rng))
 
     def _check_readback(self, message: str) -> str:
         """A careful look at the read-back: 'yes', or the first wrong line corrected precisely."""
@@ -124,9 +127,10 @@ class HumanImitator:
         n = self.asked.get(field, 0) + 1
         self.asked[field] = n
         if field in self.unknown_fields and n == 1:
+            self.hedged.add(field)
             return str(self.rng.choice(_UNKNOWN))
-        if field in self.revealed or n > 1:
-            return self._say(field, precise=True)  # asked again: the manager tries harder
+        if field in self.revealed or n > 1:  # asked again: the manager tries harder (and rounds if he was unsure)
+            return self._say(field, precise=True, rounded=field in self.hedged)
         self.revealed.add(field)
         return self._say(field, terse=terse)
 
@@ -146,7 +150,8 @@ class HumanImitator:
         self.revealed.add(field)
         return self._say(field, precise=True)
 
-    def _say(self, field: str, precise: bool = False, terse: bool = False, wrong: bool = False) -> str:
+    def _say(self, field: str, precise: bool = False, terse: bool = False, wrong: bool = False,
+             rounded: bool = False) -> str:
         style = Style(
             precise=precise or field not in self.imprecise_fields,
             units="day" if precise else self.units.get(field, "day"),
@@ -154,6 +159,7 @@ class HumanImitator:
             wrong=wrong,
             confused=self.confused and not precise and field in ("state_transition_model", "penalty_cost"),
             terse=terse,
+            rounded=rounded,
         )
         if precise and field == "penalty_cost":
             style.confused = False
@@ -174,7 +180,7 @@ class HumanImitator:
                 self.revealed.add(f)
                 parts.append("Also, " + _lower_first(self._say(f)))
         if self.rng.random() < pr.verbosity * 0.5:
-            parts.append(str(self.rng.choice(_CHITCHAT)))
+            parts.append(chitchat(self.habits, self.rng))
 
     def _record(self, text: str) -> str:
         self.said.append(text)

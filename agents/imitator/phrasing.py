@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agents.imitator.habits import round_within
 from inventory.problem import Problem
 
 __all__ = ["Style", "say", "fmt_money", "fmt_num"]
@@ -25,6 +26,7 @@ class Style:
     wrong: bool = False  # a contradiction: say a different value
     confused: bool = False  # lost sale said with a per-day penalty (or vice versa)
     terse: bool = False
+    rounded: bool = False  # unsure a moment ago: round like a person, within the scoring tolerance
 
 
 def fmt_num(x: float) -> str:
@@ -104,12 +106,15 @@ def _demand(p: Problem, s: Style, rng: np.random.Generator) -> str:
     if not s.precise:
         mean = _nice(mean)
         sd = _nice(sd) if sd else sd
+    elif s.rounded:
+        mean = round_within(mean, 0.08)
+        sd = _nice(sd) if sd else sd
     days = {"day": 1, "week": 7, "month": 30}.get(s.units, 1)
     if days != 1:
-        m = fmt_num(round(mean * days))
+        m = fmt_num(round_within(round(mean * days), 0.05))
         if sd is None:
             return _pick(rng, [f"About {m} a {s.units}.", f"We sell roughly {m} units per {s.units}."])
-        sw = fmt_num(round(sd * math.sqrt(days), 1))
+        sw = fmt_num(_nice(sd * math.sqrt(days)))
         return _pick(rng, [f"About {m} a {s.units}, give or take {sw}.",
                            f"Roughly {m} units per {s.units}, plus or minus {sw}."])
     m = fmt_num(round(mean, 2))
@@ -146,9 +151,11 @@ def _holding(p: Problem, s: Style, rng: np.random.Generator) -> str:
     h = p.holding_cost * (float(rng.choice([0.5, 2.0])) if s.wrong else 1.0)
     if not s.precise:
         h = _nice(h)
+    elif s.rounded:
+        h = round_within(h, 0.04)
     days = {"day": 1, "week": 7, "month": 30, "year": 365}[s.units]
-    if days != 1:
-        return f"It costs us about {fmt_money(round(h * days, 2))} per unit per {s.units} to keep it in stock."
+    if days != 1:  # nobody says "$25.55 per unit per year": round, but stay within the 5% cost tolerance
+        return f"It costs us about {fmt_money(round_within(h * days, 0.04))} per unit per {s.units} to keep it in stock."
     return _pick(rng, [f"Holding one costs about {fmt_money(h)} per unit per day.",
                        f"{fmt_money(h)} per unit per day for storage and capital.",
                        f"Keeping a unit in stock costs us {fmt_money(h)} a day."])
@@ -158,6 +165,8 @@ def _penalty(p: Problem, s: Style, rng: np.random.Generator) -> str:
     pen = p.penalty_cost * (float(rng.choice([0.5, 2.0])) if s.wrong else 1.0)
     if not s.precise:
         pen = _nice(pen)
+    elif s.rounded:
+        pen = round_within(pen, 0.04)
     per_day = (not p.lost_sales) or s.confused  # a confused manager says 'lost sale' yet prices shortages per day
     if per_day:
         return _pick(rng, [f"About {fmt_money(pen)} per unit per day that a customer waits.",
@@ -172,6 +181,8 @@ def _setup(p: Problem, s: Style, rng: np.random.Generator) -> str:
         return _pick(rng, ["No, there's no fixed fee per order.", "Ordering is free for us."])
     if not s.precise:
         k = _nice(k)
+    elif s.rounded:
+        k = round_within(k, 0.04)
     return _pick(rng, [f"Yes, {fmt_money(k)} per order, whatever the size.",
                        f"Every delivery costs a flat {fmt_money(k)}.", f"The supplier charges {fmt_money(k)} per order."])
 

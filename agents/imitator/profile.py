@@ -29,10 +29,11 @@ class PersonaProfile:
     impatience: float = 0.0  # per reply after `patience_turns`: complains and answers tersely
     patience_turns: int = 12
     opening_facts: int = 2  # facts in the opening narrative
+    habits: float = 0.0  # per reply: how often the persona's verbal tics show (fillers, hedges, sign-offs)
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
-            if name.startswith("p_") or name in ("verbosity", "impatience"):
+            if name.startswith("p_") or name in ("verbosity", "impatience", "habits"):
                 if not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
                     raise ValueError(f"PersonaProfile.{name} must be a probability in [0, 1], got {value!r}")
         if not isinstance(self.opening_facts, int) or not 0 <= self.opening_facts <= 12:
@@ -47,13 +48,14 @@ class PersonaProfile:
 PERSONAS: dict[str, PersonaProfile] = {
     "expert": PersonaProfile(
         name="expert", p_unknown=0.0, p_imprecise=0.0, p_wrong_units=0.05, p_contradiction=0.0, p_confusion=0.0,
-        p_volunteer=0.3, p_jargon=0.8, verbosity=0.1, impatience=0.0, opening_facts=4),
+        p_volunteer=0.3, p_jargon=0.8, verbosity=0.1, impatience=0.0, opening_facts=4, habits=0.2),
     "typical": PersonaProfile(
         name="typical", p_unknown=0.1, p_imprecise=0.2, p_wrong_units=0.2, p_contradiction=0.2, p_confusion=0.2,
-        p_volunteer=0.2, p_jargon=0.2, verbosity=0.4, impatience=0.1, opening_facts=2),
+        p_volunteer=0.2, p_jargon=0.2, verbosity=0.4, impatience=0.1, opening_facts=2, habits=0.35),
     "vague": PersonaProfile(
         name="vague", p_unknown=0.3, p_imprecise=0.45, p_wrong_units=0.35, p_contradiction=0.4, p_confusion=0.4,
-        p_volunteer=0.1, p_jargon=0.0, verbosity=0.7, impatience=0.3, patience_turns=10, opening_facts=1),
+        p_volunteer=0.1, p_jargon=0.0, verbosity=0.7, impatience=0.3, patience_turns=10, opening_facts=1,
+        habits=0.5),
 }
 
 
