@@ -560,6 +560,14 @@ class ExtractionAgent:
             if trans:
                 choice = next(i for i, o in enumerate(clar.options)
                               if o.updates["state_transition_model"] == trans)
+        if choice is None and clar.kind == "max_order_above_capacity" and parsed is not None \
+                and "max_inventory" in parsed.values:  # "storage holds 95 and the largest order is 30"
+            self._force("max_inventory", parsed.values["max_inventory"], updated)
+            if "max_order" in parsed.values:
+                self._force("max_order", parsed.values["max_order"], updated)
+            if self.table.get("max_order") > self.table.get("max_inventory"):
+                self._force("max_order", self.table.get("max_inventory"), updated)
+            return "new capacity"
         if choice is None and parsed is not None and context in parsed.values:
             try:
                 new = normalise_value(context, parsed.values[context], self.table.base_dir)

@@ -167,7 +167,7 @@ _ITEM_PRICE = re.compile(r"(?:bought|buy|purchase\w*|pay|paid|sells? (?:them |it
 _HISTORY_DURATION = re.compile(r"(?:\bopen|in business|running|operating|trading|been (?:here|around|doing this)|"
                                r"established|founded|started|opened|had (?:the|this) (?:shop|store|place))\b[^,.;]{0,15}?"
                                r"(?:\bfor|\bsince|\bin)?(?:\s+(?:about|over|almost|nearly|more than|some))?\s*$")
-_OTHER_NOUN = re.compile(r"\s*(?:staff|employees|people|workers|colleagues|assistants|branches|stores|shops|"
+_OTHER_NOUN = re.compile(r"\s*(?:of us\b|of them (?:work|here)|staff|employees|people|workers|colleagues|assistants|branches|stores|shops|"
                          r"locations|outlets|kids|children|percent|%|times|stars|registers|tills|aisles|minutes?|mins?|"
                          r"hours?|hrs?|miles?|km|kilometers?|kilometres?)\b")
 _PERISH_DURATION = re.compile(r"(?:die|wilt|spoil|rot|expire|go(?:es)? (?:bad|off|stale)|shelf life|last)\w*"

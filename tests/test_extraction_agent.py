@@ -123,3 +123,10 @@ def test_unresolved_clarification_is_repeated_then_defaulted():
     a.step("whatever")
     a.step("dunno")
     assert a.table.get("time_horizon") == 90 and not a.pending
+
+
+def test_capacity_restated_in_the_clarification_resolves_it():
+    a, turns = _agent_with("We can store 4 units.", "At most 30 units per order.")
+    assert turns[-1].action == ACTION_CLARIFY and "above your storage capacity" in turns[-1].message
+    a.step("Storage holds 95 units and the largest order is 30 units.")
+    assert (a.table.get("max_inventory"), a.table.get("max_order")) == (95, 30) and not a.pending
