@@ -162,6 +162,7 @@ class ConsultantAPI:
         GUARD.key_digests = load_key_digests(keys, config.get("api_keys_file"))
         self.store = SessionStore(config.get("sessions_url"))
         self.isolator = Isolator(Budget(seconds=float(config.get("timeout_seconds", 60.0))))
+        self.isolator.warm()
 
     @app.get("/healthz")
     async def health(self) -> dict:

@@ -78,6 +78,13 @@ class Isolator:
         self.running = 0
         self.killed = 0  # children ended early (deadline, disconnect)
 
+    def warm(self) -> None:
+        """Start the forkserver now (imports the preloaded modules once), so the first request does not pay."""
+        from multiprocessing import forkserver
+
+        _context()
+        forkserver.ensure_running()
+
     async def run(self, fn, *args):
         try:
             await asyncio.wait_for(self._slots.acquire(), self.budget.queue_seconds)

@@ -46,8 +46,10 @@ def page_url(tmp_path_factory):
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     serve.run(build_app({"sessions_url": f"sqlite:///{db}", "num_cpus": 0.25}), name="web", route_prefix="/")
     yield f"http://127.0.0.1:{port}/"
-    serve.shutdown()
-    ray.shutdown()
+    try:
+        serve.shutdown()
+    finally:
+        ray.shutdown()
 
 
 def test_a_consultation_in_the_browser(page_url, tmp_path):
@@ -58,7 +60,7 @@ def test_a_consultation_in_the_browser(page_url, tmp_path):
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1300,900"):
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1300,1100"):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
@@ -85,6 +87,7 @@ def test_a_consultation_in_the_browser(page_url, tmp_path):
         assert driver.find_element(By.ID, "policy-text").text
         bars = driver.find_elements(By.CSS_SELECTOR, "#cost-plot rect.bar")
         assert len(bars) >= 2  # one bar of simulated cost per candidate policy
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#cost-plot rect.winner")) == 1
         assert driver.find_element(By.CSS_SELECTOR, 'tr[data-param="max_order"] td.value').text == "25"
         shots = Path(os.environ.get("ASKOPT_SCREENSHOT_DIR", tmp_path))
         shots.mkdir(parents=True, exist_ok=True)

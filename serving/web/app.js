@@ -53,10 +53,10 @@ function renderPolicy(state) {
   $("policy").hidden = false;
   const p = state.policy;
   $("policy-text").textContent = `${p.label || p.name}: mean cost ${Number(p.mean_cost).toFixed(2)}`;
-  plotCosts(state.scores || []);
+  plotCosts(state.scores || [], p.name);
 }
 
-function plotCosts(scores) {
+function plotCosts(scores, winner) {
   const svg = $("cost-plot");
   const ns = "http://www.w3.org/2000/svg";
   svg.replaceChildren();
@@ -68,7 +68,8 @@ function plotCosts(scores) {
     const x = pad + i * bw + bw * 0.15, w = bw * 0.7;
     const bar = document.createElementNS(ns, "rect");
     Object.entries({ x, y: y(s.mean_cost || 0), width: w, height: H - pad - y(s.mean_cost || 0),
-      fill: i === 0 ? "#2a6fb0" : "#8fb3d9", class: "bar" }).forEach(([k, v]) => bar.setAttribute(k, v));
+      fill: s.name === winner ? "#2a6fb0" : "#8fb3d9",
+      class: s.name === winner ? "bar winner" : "bar" }).forEach(([k, v]) => bar.setAttribute(k, v));
     svg.appendChild(bar);
     const err = document.createElementNS(ns, "line");
     const cx = x + w / 2;
