@@ -17,7 +17,8 @@ from inventory.search import _Exact, best_base_stock, grid_limit, search_ss
 warnings.filterwarnings("ignore", module="numba")
 
 # issue 9: lost sales, Poisson(5), L = 2, T = 30, h 1, p 9, K 0. The best (s,S) by exhaustive exact evaluation of
-# every pair with S <= 45 (dp.evaluate_policy, 1,035 pairs) is (17,18) at 278.6207; the DP optimum is 257.809.
+# every pair with S <= 45 (dp.evaluate_policy, 1,035 pairs, measured once: 53 min under load) is (17,18) at
+# 278.6207, then (18,19) at 278.8966; the DP optimum is 257.809.
 ISSUE9 = Problem(horizon=30, demand=Demand.poisson(5), lost_sales=True, holding_cost=1, penalty_cost=9,
                  setup_cost=0, lead_time=2, max_inventory=100, max_order=100)
 ISSUE9_BEST_SS = 278.6207
@@ -102,7 +103,7 @@ def test_huge_capacity_still_orders():
 demand_means = st.sampled_from([0.5, 2, 5, 9])
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(mean=demand_means, lead=st.integers(0, 3), setup=st.sampled_from([0, 5, 40]),
        lost=st.booleans(), factor=st.sampled_from([1, 2, 5, 10, 30, 100, 1000, 10_000]))
 def test_answer_invariant_once_capacity_does_not_bind(mean, lead, setup, lost, factor):
@@ -119,8 +120,8 @@ def test_answer_invariant_once_capacity_does_not_bind(mean, lead, setup, lost, f
     if cap >= hi and cap >= hi - lo:
         assert (found.s, found.S) == (ref.s, ref.S)
         assert found.mean_cost == pytest.approx(ref.mean_cost, rel=1e-9)
-    if not lost and found.method == "exact" and ref.method == "exact":
-        assert ref.exact_cost <= found.exact_cost * (1 + 1e-9)  # a looser capacity is never worse
+    elif cap >= hi and lost:  # capacity above the demand bound: the search orders (the 1e6 bug: never ordered)
+        assert found.s >= 1
 
 
 def test_exact_average_never_worse_when_capacity_loosens():
