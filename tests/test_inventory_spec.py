@@ -226,3 +226,27 @@ def test_error_messages_stay_one_short_line():
     with pytest.raises(ParameterError) as info:
         ParameterTable.from_json(dict(BIKE, demand_type="x" * 100_000))
     assert len(str(info.value)) < 300 and "\n" not in str(info.value)
+
+
+def test_demand_laws_are_bit_identical_to_scipy_stats():
+    """inventory.demand computes its laws from scipy.special (start-up cost); they must equal scipy.stats."""
+    import numpy as np
+    from scipy import stats
+
+    rng = np.random.default_rng(7)
+    for mu in np.concatenate([rng.uniform(0, 3000, 60), [0.5, 4, 8, 37.3, 150]]):
+        d = Demand.poisson(mu)
+        assert d.support_max() == int(stats.poisson.isf(1e-12, mu)) + 1
+        k = np.arange(d.support_max() + 1)
+        ref = stats.poisson.pmf(k, mu)
+        ref[-1] = max(0.0, 1.0 - ref[:-1].sum())
+        assert np.array_equal(d.pmf(), ref)
+    for m, sd in zip(rng.uniform(0, 500, 30), rng.uniform(0.01, 100, 30), strict=True):
+        d = Demand.normal(m, sd)
+        n = max(0, int(np.ceil(m + stats.norm.isf(1e-12) * sd)) + 1)
+        assert d.support_max() == n
+        k = np.arange(n + 1)
+        ref = stats.norm.cdf(k + 0.5, m, sd) - stats.norm.cdf(k - 0.5, m, sd)
+        ref[0] = stats.norm.cdf(0.5, m, sd)
+        ref[-1] = max(0.0, 1.0 - ref[:-1].sum())
+        assert np.array_equal(d.pmf(), ref)
