@@ -115,8 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nreading speed (run-on text): 16 kB {speed[16_000]:.2f} s, 64 kB {speed[64_000]:.2f} s, 1 MB "
               f"{speed[1_000_000]:.1f} s; time per character vs 16 kB: 64 kB {r64:.2f}x, 1 MB {r1m:.2f}x "
               f"(target <= 2x, 1 MB < 60 s); the agent itself refuses messages over 2,000 characters")
-        if r64 > 2 or r1m > 2 or speed[1_000_000] > 60:
+        if r64 > 2 or r1m > 2:
             misses.append("reading is not linear in the message length")
+        if speed[1_000_000] > 60:
+            misses.append(f"1 MB took {speed[1_000_000]:.0f} s (> 60 s)")
     label = "LLM backend" if backend is not None else "offline rules"
     for name in DEV_SETS:
         print(f"\ndev set {name} ({label}): {evaluate_corpus(DATA / name, backend=backend).summary()}")
