@@ -85,11 +85,12 @@ def exhaustive_best(p: Problem, objective: str, limit: int, found) -> tuple[floa
     if p.lost_sales:
         if pairs > LOST_REFERENCE_PAIRS:
             return None, None
-        costs = [dp.evaluate_policy(p.with_(max_inventory=limit, max_order=min(limit, p.max_order)),
-                                    SSPolicy(s, S), objective=objective).optimal_cost
+        small = p.with_(max_inventory=limit, max_order=min(limit, p.max_order))  # the same problem for S <= limit
+        mine = dp.evaluate_policy(small, found.policy, objective=objective).optimal_cost
+        if mine is None:  # exact evaluation intractable (long lead time under lost sales)
+            return None, None
+        costs = [dp.evaluate_policy(small, SSPolicy(s, S), objective=objective).optimal_cost
                  for s in range(limit) for S in range(s + 1, limit + 1)]
-        mine = dp.evaluate_policy(p.with_(max_inventory=limit, max_order=min(limit, p.max_order)),
-                                  found.policy, objective=objective).optimal_cost
         return min(costs), mine
     ex = _Exact(p, limit, objective)
     if objective == "average" and not _caps_reachable(p, limit, ex.b.lo):
