@@ -194,3 +194,33 @@ def test_bad_requests_are_400_naming_the_field(fast):
     assert r.status_code == 400 and "messages" in r.json()["error"]["message"]
     r = httpx.post(f"{fast.base_url}/chat/completions", content=b"{nope")
     assert r.status_code == 400 and "invalid JSON" in r.json()["error"]["message"]
+
+
+@pytest.mark.slow
+def test_the_ray_serve_app_answers_like_the_plain_server():
+    import socket
+
+    import ray
+    from ray import serve
+
+    from serving.llm_emulator import build_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        serve.start(http_options={"host": "127.0.0.1", "port": port})
+        serve.run(build_app({"latency_mean": 0.05, "rpm": 2, "window_seconds": 30}), name="emulator",
+                  route_prefix="/")
+        base = f"http://127.0.0.1:{port}/v1"
+        c = LLMClient(LLMConfig(base_url=base, model="auto", max_rate_limit_retries=0))
+        assert c.model == "askopt-emulator"
+        assert judge_reply("Order up to 60 units whenever the inventory position falls below 20.", c).actionable
+        c.chat([{"role": "user", "content": "hi"}])
+        with pytest.raises(LLMError, match="HTTP 429"):
+            c.chat([{"role": "user", "content": "again"}])
+        assert httpx.get(f"{base}/emulator/stats").json()["rate_limited"] == 1
+    finally:
+        serve.shutdown()
+        ray.shutdown()
