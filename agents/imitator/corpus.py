@@ -56,9 +56,13 @@ class SFTExample:
 
 def facts_line(problem) -> str:
     """The hidden facts as one line (`field=value; ...`), the form `render_prompt` and the served model use."""
-    from inventory.spec import problem_values
+    import csv as _csv
+    import io
 
-    return "; ".join(f"{k}={v}" for k, v in problem_values(problem).items())
+    from inventory.spec import ParameterTable
+
+    rows = list(_csv.reader(io.StringIO(ParameterTable.from_problem(problem).to_csv())))[1:]
+    return "; ".join(f"{r[0]}={r[1]}" for r in rows if len(r) > 1)
 
 
 def render_prompt(history: list[tuple[str, str]], facts: str = "", persona: str = "unknown",
