@@ -109,12 +109,16 @@ def test_kill_9_of_the_driver_then_resume_loses_and_duplicates_nothing(env, tmp_
     cmd = [askopt, "study", "--instances", "4", "--treatments", "B,C", "--replications", "200", "--out", str(out),
            "--llm-base-url", srv.base_url, "--model", "auto", "--max-concurrent-dialogues", "2", "--num-cpus", "2",
            "--no-progress", "--no-dashboard"]
-    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_ADDRESS")}  # not this test's Ray
+    log = open(tmp_path / "study.log", "w")
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=log, stderr=subprocess.STDOUT, env=env)
     deadline = time.monotonic() + 900  # Ray start-up alone took 60 s on a loaded 2-core machine
     while not list((out / "units").glob("batch-*.parquet")) and time.monotonic() < deadline:
+        assert proc.poll() is None, (tmp_path / "study.log").read_text()[-2000:]
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)  # the driver and every process it started (its own local Ray)
     proc.wait()
+    log.close()
     landed = {f.name for f in (out / "units").glob("batch-*.parquet")}
     assert 1 <= len(landed) < 4  # killed mid-run (a half-written .tmp file is never read)
     from evaluation.study import read_config
