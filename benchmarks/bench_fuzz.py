@@ -287,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         _, status = os.waitpid(pid, 0)
         died += int(os.waitstatus_to_exitcode(status) != 0)
     wall = time.perf_counter() - t0
-    records = [json.loads(line) for p in paths if os.path.exists(p) for line in open(p)]
+    per_worker = [[json.loads(line) for line in open(p)] if os.path.exists(p) else [] for p in paths]
+    records = [r for rs in per_worker for r in rs]
     lost = args.n - len(records)  # a worker killed (e.g. by the OOM killer) loses the rest of its chunk
 
     # the sample re-runs refused inputs and accepted solves as real processes (an accepted study, demo or
@@ -308,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     sub_tb = [s for s in sample if s["traceback"] or s["code"] not in (0, 2)]
     sub_over = [s for s in sample if s["code"] == "timeout" or s["cpu"] > MAX_SECONDS
                 or s["peak_rss_children"] > MAX_RSS_BYTES]
-    full = max((r["full"] for r in records), default=0)
+    full = sum(rs[-1]["full"] for rs in per_worker if rs)  # each worker counts its own real runs
     print(f"bench_fuzz: {len(records)} inputs in process ({gen_s:.1f} s to generate, {wall:.1f} s to run on "
           f"{args.workers} workers, load {os.getloadavg()[0]:.1f}), {len(sample)} as subprocesses")
     print(f"  by command: {dict(by_cmd)}")

@@ -65,7 +65,7 @@ class ParametersIn(BaseModel):
             if isinstance(value, dict) and "value" in value:
                 value = value["value"]
             if name in out and out[name] not in (None, "") and value not in (None, "") and out[name] != value:
-                raise ParameterError(name, value, f"is given twice (also as {out[name]!r}); give it once")
+                raise ParameterError(name, _clip(value), f"is given twice (also as {_clip(out[name])!r}); give it once")
             out[name] = None if value == "" else value
         return out
 
