@@ -286,6 +286,7 @@ def _schemathesis(base: str, app: str, examples: int) -> subprocess.CompletedPro
         capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("app", ["consultant", "imitator"])
 def test_schemathesis_finds_no_server_error(base, app):
     run = _schemathesis(base, app, examples=25)

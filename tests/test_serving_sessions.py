@@ -92,6 +92,7 @@ FACTS = [
 ]
 
 
+@pytest.mark.slow
 def test_replica_killed_under_load_loses_no_session(tmp_path):
     ray = pytest.importorskip("ray")
     from ray import serve

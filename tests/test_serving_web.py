@@ -52,6 +52,7 @@ def page_url(tmp_path_factory):
         ray.shutdown()
 
 
+@pytest.mark.slow
 def test_a_consultation_in_the_browser(page_url, tmp_path):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
