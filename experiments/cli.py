@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("experiments.cli_study", "the main job: paper examples + a small offline study + its report"),
     "bench": ("experiments.cli_ordebug", "run benchmarks"),
     "iis": ("experiments.cli_ordebug", "irreducible infeasible subsystem of a model"),
+    "imitator": ("experiments.cli_imitator",
+                 "the fine-tuned Human Imitator: corpus -> LoRA SFT -> fidelity metrics -> merged model -> serve"),
     "serve": ("experiments.cli_serve",
               "run a Ray Serve HTTP app (OpenAI-compatible imitator, consultant API, LLM emulator)"),
 }

@@ -5,8 +5,15 @@ import json
 import pytest
 import yaml
 
-from agents.imitator.corpus import (Dialogue, build_examples, distinct_n, read_transcripts, render_prompt, self_bleu,
-                                    split_by_dialogue)
+from agents.imitator.corpus import (
+    Dialogue,
+    build_examples,
+    distinct_n,
+    read_transcripts,
+    render_prompt,
+    self_bleu,
+    split_by_dialogue,
+)
 from agents.imitator.habits import opening_sentence, round_within
 
 
