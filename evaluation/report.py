@@ -12,15 +12,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from evaluation import stats as st  # noqa: E402
-from evaluation.study import TREATMENT_NAMES, read_config  # noqa: E402
-from evaluation.usage import usage_section  # noqa: E402
+from evaluation import stats as st
+from evaluation.report_figures import all_figures
+from evaluation.report_html import write_html
+from evaluation.study import TREATMENT_NAMES, read_config
+from evaluation.usage import usage_section
 
 REPORT_DIR = "report"
 
@@ -47,84 +45,72 @@ def _md(df: pd.DataFrame, floatfmt: str = ".3g") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _reduction_rows(df: pd.DataFrame, value: str = "mc_objective") -> pd.DataFrame:
+def _ci(lo: float, hi: float) -> str:
+    return "n/a" if lo is None or math.isnan(lo) else f"[{100 * lo:+.1f}%, {100 * hi:+.1f}%]"
+
+
+def _p(x: float) -> str:
+    return "n/a" if x is None or math.isnan(x) else ("< 0.001" if x < 0.001 else f"{x:.3f}")
+
+
+def _comparison_row(label: str, comp: str, s: dict) -> dict:
+    return {"Comparison": comp, "Subset": label, "Pairs (instances)": f"{s['n']} ({s['instances']})",
+            "Mean cost reduction": _pct(s["mean"]), "95% CI (bootstrap)": _ci(*s["mean_ci"]),
+            "SD": _pct(s["sd"]).lstrip("+"), "Ratio of means": _pct(s["ratio_of_means"]),
+            "Win rate": _num(s["win_rate"], ".0%"),
+            "95% CI (Wilson)": "n/a" if math.isnan(s["win_ci"][0]) else
+            f"[{s['win_ci'][0]:.0%}, {s['win_ci'][1]:.0%}]",
+            "Wilcoxon p": _p(s["wilcoxon_p"]), "Paired t p": _p(s["t_p"])}
+
+
+def table5(df: pd.DataFrame, value: str = "mc_objective", comparisons=(("A", "B"), ("A", "C"))) -> pd.DataFrame:
+    """The paper's Table 5 layout, one row per (comparison, subset); every subset is listed once."""
     rows = []
-    for other in ("B", "C"):
-        p = st.paired(df, "A", other, value)
-        if p.empty:
-            continue
-        groups = [("all", p)] + list(p.groupby("cell"))
-        for cell, g in groups:
-            s = st.reduction_summary(g)
-            rows.append({"comparison": f"A over {other}", "cell": cell, "pairs": s["n"],
-                         "mean reduction": _pct(s["mean"]), "sd": _pct(s["sd"]).lstrip("+"),
-                         "win rate": _num(s["win_rate"], ".0%")})
+    for a, b in comparisons:
+        for label, p in st.table5_rows(st.paired(df, a, b, value)):
+            rows.append(_comparison_row(label, f"{a} vs {b}", st.comparison(p)))
     return pd.DataFrame(rows)
 
 
-def _paper_cells(df: pd.DataFrame) -> pd.DataFrame:
+def by_cell_table(df: pd.DataFrame, value: str = "mc_objective") -> pd.DataFrame:
+    """The same statistics per cell of the design (only shown when the cells are not Table 5's subsets)."""
     rows = []
-    for other in ("B", "C"):
-        p = st.paired(df, "A", other)
-        if p.empty:
-            continue
-        comps = [("lead time 7: normal", (p["lead_time"] == 7) & (p["demand_kind"] == "normal")),
-                 ("lead time 7: poisson", (p["lead_time"] == 7) & (p["demand_kind"] == "poisson")),
-                 ("poisson: lead time 1", (p["lead_time"] == 1) & (p["demand_kind"] == "poisson")),
-                 ("poisson: lead time 7", (p["lead_time"] == 7) & (p["demand_kind"] == "poisson"))]
-        for name, mask in comps:
-            s = st.reduction_summary(p[mask])
-            rows.append({"comparison": f"A over {other}", "cell": name, "pairs": s["n"],
-                         "mean reduction": _pct(s["mean"]), "sd": _pct(s["sd"]).lstrip("+"),
-                         "win rate": _num(s["win_rate"], ".0%")})
+    for a, b in (("A", "B"), ("A", "C")):
+        p = st.paired(df, a, b, value)
+        for cell, g in (p.groupby("cell") if len(p) else []):
+            rows.append(_comparison_row(str(cell), f"{a} vs {b}", st.comparison(g)))
     return pd.DataFrame(rows)
 
 
-def _plots(df: pd.DataFrame, out: Path) -> list[str]:
-    names = []
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for other, color in (("B", "tab:orange"), ("C", "tab:green")):
-        p = st.paired(df, "A", other)
-        if not p.empty:
-            ax.hist(100 * p["reduction"], bins=20, alpha=0.6, label=f"A over {other}", color=color)
-    ax.axvline(0, color="k", lw=0.8)
-    ax.set_xlabel("cost reduction (%)")
-    ax.set_ylabel("pairs")
-    ax.legend()
-    ax.set_title("Cost reduction of the hybrid system")
-    fig.tight_layout()
-    fig.savefig(out / "cost_reduction_hist.png", dpi=110)
-    plt.close(fig)
-    names.append("cost_reduction_hist.png")
+def _gap_table(df: pd.DataFrame) -> pd.DataFrame:
+    g = st.optimality_gaps(df)
+    if g.empty:
+        return g
+    return pd.DataFrame({
+        "Treatment": g["treatment"], "Units with DP optimum": g["n_exact"],
+        "Gap to DP optimum, mean": g["exact_gap_mean"].map(_pct),
+        "Gap to DP optimum, median": g["exact_gap_median"].map(_pct),
+        "Gap to DP optimum, max": g["exact_gap_max"].map(_pct), "Units": g["n"],
+        "Gap to oracle (s,S), mean": g["oracle_gap_mean"].map(_pct),
+        "Gap to oracle (s,S), median": g["oracle_gap_median"].map(_pct),
+        "Expected-cost gap to oracle, mean": g["oracle_cost_gap_mean"].map(_pct)})
 
-    ok = df[df["status"] == "ok"]
-    if not ok.empty:
-        fig, ax = plt.subplots(figsize=(6, 3.5))
-        rel = ok.assign(rel=ok["mc_objective"] / ok["oracle_objective"])
-        table = rel.groupby(["cell", "treatment"])["rel"].mean().unstack("treatment")
-        table.plot.bar(ax=ax)
-        ax.axhline(1, color="k", lw=0.8)
-        ax.set_ylabel("L(pi) / oracle (s,S) L(pi)")
-        ax.set_title("Mean relative cost by cell")
-        fig.tight_layout()
-        fig.savefig(out / "relative_cost_by_cell.png", dpi=110)
-        plt.close(fig)
-        names.append("relative_cost_by_cell.png")
 
-    p = st.paired(df, "A", "B")
-    if not p.empty:
-        fig, ax = plt.subplots(figsize=(4.5, 4.5))
-        ax.scatter(p["cost_b"], p["cost_a"], s=12)
-        lim = [0, max(p["cost_a"].max(), p["cost_b"].max()) * 1.05]
-        ax.plot(lim, lim, "k--", lw=0.8)
-        ax.set_xlabel("cost of B")
-        ax.set_ylabel("cost of A")
-        ax.set_title("A vs B per pair")
-        fig.tight_layout()
-        fig.savefig(out / "a_vs_b_scatter.png", dpi=110)
-        plt.close(fig)
-        names.append("a_vs_b_scatter.png")
-    return names
+FOOTNOTE = (
+    "**Statistics.** Cost reduction of X over Y on a pair (instance, trial) = (cost_Y - cost_X) / cost_Y, shown "
+    "in percent. *Mean cost reduction* = the mean of these ratios over pairs (a **mean of ratios**: every "
+    "instance weighs the same; the figures' per-cell heatmap and ECDF use it too, trials averaged per "
+    "instance). *Ratio of means* = 1 - sum(cost_X) / sum(cost_Y) over the same pairs: dominated by the "
+    "expensive instances; reported only in the Table 5 column of that name. The two differ when reductions vary "
+    "with the size of the cost; a mean of relative costs (cost/oracle) well above 1 can coexist with a positive "
+    "mean reduction because ratios above 1 are unbounded while reductions are capped at 100%. *SD* = standard "
+    "deviation of the per-pair reduction. *95% CI (bootstrap)* = percentile bootstrap (scipy.stats.bootstrap, "
+    f"{st.BOOTSTRAP_RESAMPLES} resamples, fixed seed) of the mean reduction, resampling instances (trials "
+    "averaged per instance, so the pairs of one instance stay together). *Win rate* = share of pairs with "
+    "cost_X < cost_Y (ties are not wins), with its *Wilson* score interval. *Wilcoxon p* = two-sided Wilcoxon "
+    "signed-rank test that the per-instance reduction is centred on 0 (the test we rely on: robust to one "
+    "extreme instance); *Paired t p* = paired t-test on per-instance mean costs. Table 6's p-value = Welch's "
+    "t-test between the top and bottom quartile of per-instance gain.")
 
 
 def build_report(df: pd.DataFrame, config, title: str = "Study report") -> tuple[str, dict]:
@@ -147,32 +133,39 @@ def build_report(df: pd.DataFrame, config, title: str = "Study report") -> tuple
     lines.append("")
 
     headline: dict = {}
-    lines += ["## Cost reduction of A (hybrid) over B and C", "", _md(_reduction_rows(df))]
-    lines += ["### On expected cost only (risk term left out)", "", _md(_reduction_rows(df, "mc_cost"))]
+    t5 = table5(df)
+    lines += ["## Table 5: cost reduction of A (hybrid) over B and C", "",
+              "Rows: overall; by demand distribution at lead time 7; by lead time under Poisson demand (the "
+              "Poisson, lead time 7 row belongs to both groups and is listed once). Subsets with no pairs are "
+              "left out. Statistics are defined in the footnote below the table.", "", _md(t5), "", FOOTNOTE, ""]
+    cells = by_cell_table(df)
+    if not cells.empty and set(df["cell"].dropna()) - {"poisson-L1", "poisson-L7", "normal-L7"}:
+        lines += ["### By cell of the design", "", _md(cells)]
+    lines += ["### On expected cost only (risk term left out)", "", _md(table5(df, "mc_cost"))]
     for other in ("B", "C"):
-        headline[f"A_vs_{other}"] = st.reduction_summary(st.paired(df, "A", other))
-        headline[f"A_vs_{other}_expected_cost"] = st.reduction_summary(st.paired(df, "A", other, "mc_cost"))
-    pc = _paper_cells(df)
-    lines += ["### The paper's cells", "", "(normal vs poisson at lead time 7; lead time 1 vs 7 under poisson; "
-              "empty unless the study has such instances, e.g. `--design paper-cells`)", "", _md(pc)]
+        headline[f"A_vs_{other}"] = st.comparison(st.paired(df, "A", other))
+        headline[f"A_vs_{other}_expected_cost"] = st.comparison(st.paired(df, "A", other, "mc_cost"))
 
     bc = st.paired_test(df, "B", "C")
-    headline["B_vs_C"] = bc
+    bcs = st.comparison(st.paired(df, "B", "C"))
+    headline["B_vs_C"] = dict(bc, **{"reduction": bcs})
     lines += ["## B vs C (does the dialogue cost the end-to-end consultant?)", "",
-              f"Per-instance mean cost (trials averaged), n = {bc['n']}: B {_num(bc['mean_a'], '.1f')}, "
-              f"C {_num(bc['mean_b'], '.1f')}; paired t = {_num(bc['t'])}, p = {_num(bc['p'])}; "
-              f"Wilcoxon p = {_num(bc['wilcoxon_p'])}.", ""]
+              f"Per-instance mean cost (trials averaged), n = {bc['n']} instances: B {_num(bc['mean_a'], '.1f')}, "
+              f"C {_num(bc['mean_b'], '.1f')}; paired t = {_num(bc['t'])}, p = {_p(bc['p'])}; "
+              f"Wilcoxon signed-rank p = {_p(bc['wilcoxon_p'])} (the paper reports p = 0.66). Mean cost reduction "
+              f"of B over C {_pct(bcs['mean'])} (95% CI {_ci(*bcs['mean_ci'])}), win rate "
+              f"{_num(bcs['win_rate'], '.0%')}.", ""]
 
-    qa = st.quartile_analysis(df)
-    lines += ["## Where the hybrid gains most: top vs bottom quartile of A's gain over B", "",
-              "Welch t-tests on instance features.", "", _md(qa)]
+    lines += ["## Table 6: where the hybrid gains most (top vs bottom quartile of A's gain over B)", "",
+              "Instances ranked by their mean cost reduction of A over B (trials averaged); mean of each "
+              "feature in the top and bottom quartile, Welch's t-test p-value.", "", _md(st.table6(df))]
 
     lines += ["## Optimality gap", "",
-              "exact: (exact expected cost - risk-neutral DP optimum)/optimum where the DP is tractable (position "
-              "policies); oracle: (L(pi) - L of the oracle best (s,S) on the truth)/oracle, every instance "
-              "(oracle_cost_gap: the same on expected cost). The oracle is what A would get from a perfect dialogue; "
-              "a negative gap means the policy beat the oracle's (noisy, search-based) choice.", "",
-              _md(st.optimality_gaps(df))]
+              "Gap to DP optimum: (exact expected cost - risk-neutral DP optimum) / optimum where the DP is "
+              "tractable (position policies). Gap to oracle: (L(pi) - L of the oracle best (s,S) on the truth) / "
+              "oracle, every unit (expected-cost gap: the same on expected cost). The oracle is what A would get "
+              "from a perfect dialogue; a negative gap means the policy beat the oracle's (noisy, search-based) "
+              "choice. All gaps are means of ratios.", "", _md(_gap_table(df))]
     fa = st.field_accuracy(df)
     headline["field_accuracy"] = float(fa["accuracy"].mean()) if not fa.empty else math.nan
     lines += ["## Field-level extraction accuracy (A)", "", _md(fa)]
@@ -215,8 +208,12 @@ def write_report(run_dir: Path) -> Path:
         title, rest = text.split("\n", 1)
         text = (f"{title}\n\n**Partial run: {done} of {expected} units finished** (the tables below cover only "
                 f"those; `askopt study ... --resume` finishes it).\n{rest}")
-    images = _plots(df, out)
-    text += "\n## Plots\n\n" + "\n".join(f"![{n}]({n})" for n in images) + "\n"
+    for old in out.glob("*.png"):  # figures of an older report version must not linger beside the new ones
+        old.unlink()
+    figures = all_figures(df, out)
+    text += "\n## Figures\n\n" + "\n".join(
+        f"![Figure {i}: {f.name}]({f.name})\n\n*Figure {i}.* {f.caption}\n" for i, f in enumerate(figures, 1))
     path = out / "report.md"
     path.write_text(text)
+    write_html(text, out, path.with_suffix(".html"))
     return path

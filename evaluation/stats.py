@@ -151,3 +151,100 @@ def failure_table(df: pd.DataFrame) -> pd.DataFrame:
     f["reason_short"] = f["reason"].str.replace(r"\d+(\.\d+)?", "N", regex=True).str.slice(0, 90)
     return (f.groupby(["treatment", "stage", "reason_short"]).size().reset_index(name="count")
             .rename(columns={"reason_short": "reason"}).sort_values(["treatment", "count"], ascending=[True, False]))
+
+
+# ---- intervals and the paper's Table 5 / Table 6 (issue 17) -------------------------------------------------
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 17
+
+
+def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a proportion k/n (stays inside [0, 1] and is sensible at 0 or n wins)."""
+    if n <= 0:
+        return (math.nan, math.nan)
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def bootstrap_mean_ci(values, confidence: float = 0.95, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile bootstrap (scipy.stats.bootstrap) of the mean of per-instance values: the resampling unit is
+    the instance (trials are averaged first by the caller), so pairs of one instance never split."""
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if len(v) < 2:
+        return (math.nan, math.nan)
+    if np.allclose(v, v[0]):
+        return (float(v[0]), float(v[0]))
+    res = stats.bootstrap((v,), np.mean, confidence_level=confidence, n_resamples=BOOTSTRAP_RESAMPLES,
+                          method="percentile", random_state=np.random.default_rng(seed))
+    return (float(res.confidence_interval.low), float(res.confidence_interval.high))
+
+
+def per_instance(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Trials averaged per instance: cost_a, cost_b, reduction (mean of the trials' reductions), win share."""
+    if pairs.empty:
+        return pd.DataFrame(columns=["cost_a", "cost_b", "reduction", "win"])
+    return pairs.groupby("instance_id")[["cost_a", "cost_b", "reduction", "win"]].mean()
+
+
+def comparison(pairs: pd.DataFrame) -> dict:
+    """Everything Table 5 shows for one comparison and one row (pairs from `paired`).
+
+    mean/sd: over pairs (instance x trial) of (cost_X - cost_A)/cost_X, i.e. a mean of ratios; its 95% interval
+    is a bootstrap over instances (trials averaged). ratio_of_means: 1 - sum(cost_A)/sum(cost_X) over the same
+    pairs (dominated by the expensive instances). win rate: share of pairs with cost_A < cost_X, Wilson interval.
+    test: Wilcoxon signed-rank on the per-instance reductions (robust to one extreme instance), and a paired
+    t-test on per-instance mean costs beside it."""
+    s = reduction_summary(pairs)
+    per = per_instance(pairs)
+    wins = int(pairs["win"].sum()) if len(pairs) else 0
+    out = dict(s, instances=int(len(per)), wins=wins)
+    out["mean_ci"] = bootstrap_mean_ci(per["reduction"].to_numpy()) if len(per) else (math.nan, math.nan)
+    out["win_ci"] = wilson(wins, s["n"])
+    out["ratio_of_means"] = (float(1 - pairs["cost_a"].sum() / pairs["cost_b"].sum()) if len(pairs)
+                             else math.nan)
+    out["wilcoxon_p"] = out["t_p"] = math.nan
+    if len(per) >= 2 and not np.allclose(per["reduction"], 0):
+        try:
+            out["wilcoxon_p"] = float(stats.wilcoxon(per["reduction"]).pvalue)
+        except ValueError:
+            pass
+        if not np.allclose(per["cost_a"], per["cost_b"]):
+            out["t_p"] = float(stats.ttest_rel(per["cost_a"], per["cost_b"]).pvalue)
+    return out
+
+
+def table5_rows(pairs: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The paper's Table 5 rows: overall; by demand distribution at lead time 7; by lead time under Poisson.
+    Poisson at lead time 7 belongs to both groups and is listed once. Rows without pairs are left out."""
+    if pairs.empty:
+        return []
+    kind, lead = pairs["demand_kind"], pairs["lead_time"]
+    rows = [("Overall", pairs),
+            ("Normal demand, lead time 7", pairs[(kind == "normal") & (lead == 7)]),
+            ("Poisson demand, lead time 7", pairs[(kind == "poisson") & (lead == 7)]),
+            ("Poisson demand, lead time 1", pairs[(kind == "poisson") & (lead == 1)])]
+    return [(name, p) for name, p in rows if len(p)]
+
+
+FEATURE_NAMES = {"holding_cost": "Holding cost ($/unit/period)", "penalty_cost": "Penalty cost ($/unit short)",
+                 "max_order": "Max order (units)", "setup_cost": "Setup cost ($/order)",
+                 "max_inventory": "Capacity (units)"}
+
+
+def table6(df: pd.DataFrame, a: str = "A", b: str = "B", value: str = "mc_objective") -> pd.DataFrame:
+    """The paper's Table 6: instance features in the top vs bottom quartile of A's gain over B (per-instance
+    mean reduction), with the Welch t-test p-value; human feature names."""
+    q = quartile_analysis(df, a, b, value=value)
+    if q.empty:
+        return q
+    return pd.DataFrame({"Feature": [FEATURE_NAMES.get(f, f) for f in q["feature"]],
+                         "Top quartile mean": q["top_mean"], "Bottom quartile mean": q["bottom_mean"],
+                         "Welch t": q["welch_t"], "p-value": q["p"],
+                         "Instances (top / bottom)": [f"{t} / {b_}" for t, b_ in
+                                                      zip(q["n_top"], q["n_bottom"], strict=True)]})

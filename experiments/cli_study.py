@@ -2,7 +2,7 @@
 
     askopt study --instances 70 --trials 3 --out runs/NAME [--llm-base-url URL --model M] [--resume]
                  [--address ADDR] [--num-cpus N] [--persona P] [--design paper-cells]
-    askopt report runs/NAME
+    askopt report runs/NAME [runs/OTHER]
     askopt submit [--address http://127.0.0.1:8265] [--no-wait] -- askopt study ...
     askopt demo [--out runs/demo] [--instances 12]
 """
@@ -69,6 +69,8 @@ def register(subparsers) -> None:
 
     r = subparsers.add_parser("report", help="write the study report (markdown + plots) for a run directory")
     r.add_argument("run_dir", metavar="RUN_DIR")
+    r.add_argument("other_run", metavar="RUN_B", nargs="?", default=None,
+                   help="a second run: write RUN_DIR/report/compare-<RUN_B>.md (+ .html) with the differences")
     r.set_defaults(handler=run_report_cmd)
 
     s = subparsers.add_parser("submit", help="submit a command (e.g. `askopt study ...`) as a Ray job",
@@ -243,6 +245,16 @@ def run_report_cmd(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     if not (run_dir / "config.json").is_file():
         raise _input_error(f"RUN_DIR: {str(run_dir)!r} is not a study run directory (no config.json file)")
+    if args.other_run is not None:
+        from evaluation.report_compare import write_comparison
+
+        if not (Path(args.other_run) / "config.json").is_file():
+            raise _input_error(f"RUN_B: {args.other_run!r} is not a study run directory (no config.json file)")
+        try:
+            print(f"comparison: {write_comparison(run_dir, Path(args.other_run))}")
+        except ValueError as exc:
+            raise _input_error(str(exc)) from None
+        return 0
     try:
         path = write_report(run_dir)
         done, expected = completeness(run_dir)

@@ -67,16 +67,17 @@ def test_report_renders_the_tables_and_plots(tmp_path):
     for i in range(8):
         write_batch(tmp_path, [r for r in rows if r["instance_id"] == f"i{i:04d}"])
     text, headline = build_report(pd.DataFrame(rows), cfg)
-    for heading in ("Cost reduction of A (hybrid) over B and C", "The paper's cells", "B vs C",
+    for heading in ("Table 5: cost reduction of A (hybrid) over B and C", "Table 6", "B vs C",
                     "top vs bottom quartile", "Optimality gap", "Field-level extraction accuracy", "Dialogue turns",
                     "pass^k", "Failures"):
         assert heading in text
     assert "textbook consultant (offline stand-in for the LLM)" in text
-    assert "lead time 7: normal" in text and "poisson: lead time 1" in text
+    assert "Normal demand, lead time 7" in text and "Poisson demand, lead time 1" in text
     assert "unparseable: a range is given" in text
     assert headline["A_vs_C"]["win_rate"] == 1.0 and headline["failures"] == 1
     path = write_report(tmp_path)
     body = path.read_text()
     pngs = sorted(p.name for p in path.parent.glob("*.png"))
-    assert pngs == ["a_vs_b_scatter.png", "cost_reduction_hist.png", "relative_cost_by_cell.png"]
+    assert pngs == ["cell_heatmap.png", "cost_vs_dp_optimum.png", "ecdf_cost_reduction.png", "relative_cost.png"]
+    assert (path.parent / "report.html").is_file()
     assert all(f"]({name})" in body for name in pngs)
