@@ -87,6 +87,7 @@ def ecdf_reduction(df: pd.DataFrame, out: Path, value: str = "mc_objective") -> 
         if symlog:
             ax.set_xscale("symlog", linthresh=100)
             _symlog_ticks(ax, float(np.nanmin(allv)))
+            ax.set_xlim(right=110)  # a reduction cannot pass +100%
         ax.set_xlabel("cost reduction, (cost of second - cost of first) / cost of second (%)"
                       + (" [symlog axis]" if symlog else ""))
         ax.set_ylabel("share of instances at or below (fraction)")
