@@ -53,6 +53,12 @@ def _p(x: float) -> str:
     return "n/a" if x is None or math.isnan(x) else ("< 0.001" if x < 0.001 else f"{x:.3f}")
 
 
+def _pe(x: float) -> str:
+    """A p-value in running text: '= 0.157' or '< 0.001'."""
+    v = _p(x)
+    return v if v.startswith("<") else f"= {v}"
+
+
 def _comparison_row(label: str, comp: str, s: dict) -> dict:
     return {"Comparison": comp, "Subset": label, "Pairs (instances)": f"{s['n']} ({s['instances']})",
             "Mean cost reduction": _pct(s["mean"]), "95% CI (bootstrap)": _ci(*s["mean_ci"]),
@@ -106,7 +112,8 @@ FOOTNOTE = (
     "mean reduction because ratios above 1 are unbounded while reductions are capped at 100%. *SD* = standard "
     "deviation of the per-pair reduction. *95% CI (bootstrap)* = percentile bootstrap (scipy.stats.bootstrap, "
     f"{st.BOOTSTRAP_RESAMPLES} resamples, fixed seed) of the mean reduction, resampling instances (trials "
-    "averaged per instance, so the pairs of one instance stay together). *Win rate* = share of pairs with "
+    "averaged per instance, so the pairs of one instance stay together); n/a below "
+    f"{st.MIN_BOOTSTRAP_INSTANCES} instances. *Win rate* = share of pairs with "
     "cost_X < cost_Y (ties are not wins), with its *Wilson* score interval. *Wilcoxon p* = two-sided Wilcoxon "
     "signed-rank test that the per-instance reduction is centred on 0 (the test we rely on: robust to one "
     "extreme instance); *Paired t p* = paired t-test on per-instance mean costs. Table 6's p-value = Welch's "
@@ -151,8 +158,8 @@ def build_report(df: pd.DataFrame, config, title: str = "Study report") -> tuple
     headline["B_vs_C"] = dict(bc, **{"reduction": bcs})
     lines += ["## B vs C (does the dialogue cost the end-to-end consultant?)", "",
               f"Per-instance mean cost (trials averaged), n = {bc['n']} instances: B {_num(bc['mean_a'], '.1f')}, "
-              f"C {_num(bc['mean_b'], '.1f')}; paired t = {_num(bc['t'])}, p = {_p(bc['p'])}; "
-              f"Wilcoxon signed-rank p = {_p(bc['wilcoxon_p'])} (the paper reports p = 0.66). Mean cost reduction "
+              f"C {_num(bc['mean_b'], '.1f')}; paired t = {_num(bc['t'])}, p {_pe(bc['p'])}; "
+              f"Wilcoxon signed-rank p {_pe(bc['wilcoxon_p'])} (the paper reports p = 0.66). Mean cost reduction "
               f"of B over C {_pct(bcs['mean'])} (95% CI {_ci(*bcs['mean_ci'])}), win rate "
               f"{_num(bcs['win_rate'], '.0%')}.", ""]
 

@@ -157,6 +157,7 @@ def failure_table(df: pd.DataFrame) -> pd.DataFrame:
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 17
+MIN_BOOTSTRAP_INSTANCES = 5  # below this a percentile bootstrap is only the spread of a handful of values
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -176,7 +177,7 @@ def bootstrap_mean_ci(values, confidence: float = 0.95, seed: int = BOOTSTRAP_SE
     the instance (trials are averaged first by the caller), so pairs of one instance never split."""
     v = np.asarray(values, dtype=float)
     v = v[~np.isnan(v)]
-    if len(v) < 2:
+    if len(v) < MIN_BOOTSTRAP_INSTANCES:
         return (math.nan, math.nan)
     if np.allclose(v, v[0]):
         return (float(v[0]), float(v[0]))

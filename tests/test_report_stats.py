@@ -24,8 +24,8 @@ def test_wilson_interval_known_values():
 
 
 def test_bootstrap_interval():
-    assert st.bootstrap_mean_ci([0.2, 0.2, 0.2]) == (0.2, 0.2)  # no spread, no interval
-    assert all(math.isnan(x) for x in st.bootstrap_mean_ci([0.3]))
+    assert st.bootstrap_mean_ci([0.2] * 5) == (0.2, 0.2)  # no spread, no interval
+    assert all(math.isnan(x) for x in st.bootstrap_mean_ci([0.3, 0.5, 0.1, 0.2]))  # < 5 instances: none
     v = np.linspace(-1, 1, 41)  # mean 0, sd 0.594: the normal-theory half-width is 1.96 * sd / sqrt(41) = 0.182
     lo, hi = st.bootstrap_mean_ci(v)
     assert lo < 0 < hi and (hi - lo) / 2 == pytest.approx(0.182, rel=0.15)
@@ -58,6 +58,7 @@ def test_table5_rows_and_names():
     assert normal["Pairs (instances)"] == "4 (2)"  # instances 2 and 5, two trials each
     want = np.mean([(20 + 10 * i) / (111 + 10 * i) for i in (2, 5)])
     assert normal["Mean cost reduction"] == f"{100 * want:+.1f}%" and normal["Win rate"] == "100%"
+    assert normal["95% CI (bootstrap)"] == "n/a"  # 2 instances: no bootstrap interval
     assert "welch_t" not in " ".join(t.columns) and all("%" in v for v in t["Mean cost reduction"])
 
 
