@@ -169,7 +169,7 @@ def cell_heatmap(df: pd.DataFrame, out: Path, value: str = "mc_objective") -> Fi
         return None
     lim = max(5.0, min(100.0, float(np.nanmax(np.abs(mat)))))
     with plt.rc_context({**STYLE, "axes.grid": False}):
-        fig, ax = plt.subplots(figsize=(6.4, 0.9 * len(cells) + 1.6))
+        fig, ax = plt.subplots(figsize=(7.0, 0.6 * len(cells) + 1.8))
         im = ax.imshow(np.clip(mat, -lim, lim), cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
         for i in range(len(cells)):
             for j in range(len(comps)):
@@ -183,7 +183,7 @@ def cell_heatmap(df: pd.DataFrame, out: Path, value: str = "mc_objective") -> Fi
         ax.set_xlabel("comparison (first treatment over second)")
         ax.set_ylabel("cell (demand - lead time)")
         cb = fig.colorbar(im, ax=ax)
-        cb.set_label(f"mean cost reduction (%, colour clipped at +/-{lim:.0f})")
+        cb.set_label(f"mean reduction (%), clipped at +/-{lim:.0f}")
         ax.set_title("Mean cost reduction per cell")
         _save(fig, out, "cell_heatmap.png")
     return Figure("cell_heatmap.png",
