@@ -1,10 +1,11 @@
-"""The study report: markdown with the paper's tables plus ours, and PNG plots beside it (Agg backend).
+"""The study report: markdown + a self-contained HTML copy, with the paper's tables and ours, and PNG figures.
 
-`write_report(run_dir)` reads runs/NAME/units/*.parquet and config.json and writes runs/NAME/report/report.md
-(+ *.png). Tables: cost reduction and win rate of A over B and over C, overall and by cell (with the paper's
-cells: normal vs poisson at lead time 7, lead time 1 vs 7 under poisson); B vs C paired test; top vs bottom
-quartile of A's gain over B with Welch tests on holding cost, penalty, max order, setup cost, capacity; the
-optimality gap of each treatment; field-level extraction accuracy; dialogue turns; pass^k; failure reasons.
+`write_report(run_dir)` reads runs/NAME/units/*.parquet and config.json and writes runs/NAME/report/report.md,
+report.html and the figures (evaluation/report_figures.py). Tables: the paper's Table 5 (A vs B and A vs C:
+overall, by demand distribution at lead time 7, by lead time under Poisson) with bootstrap and Wilson
+intervals and the paired tests; B vs C; the paper's Table 6 (top vs bottom quartile of A's gain over B, Welch
+tests); optimality gaps in percent; field-level extraction accuracy; dialogue turns; pass^k; failures; LLM
+usage. A footnote defines every statistic (mean of ratios vs ratio of means).
 """
 
 from __future__ import annotations
@@ -175,14 +176,19 @@ def build_report(df: pd.DataFrame, config, title: str = "Study report") -> tuple
               "choice. All gaps are means of ratios.", "", _md(_gap_table(df))]
     fa = st.field_accuracy(df)
     headline["field_accuracy"] = float(fa["accuracy"].mean()) if not fa.empty else math.nan
-    lines += ["## Field-level extraction accuracy (A)", "", _md(fa)]
-    lines += ["## Dialogue turns", "", _md(st.turns_summary(df))]
+    lines += ["## Field-level extraction accuracy (A)", "",
+              _md(fa.assign(accuracy=fa["accuracy"].map(lambda v: _num(v, ".1%"))).rename(
+                  columns={"field": "Field", "accuracy": "Accuracy (% of A's dialogues)", "n": "Dialogues"}))]
+    lines += ["## Dialogue turns", "", _md(st.turns_summary(df).rename(columns={
+        "treatment": "Treatment", "mean": "Mean turns", "median": "Median turns", "max": "Max turns",
+        "n": "Units"}))]
     lines += ["## pass^k over imitator seeds", "",
               "success = a policy within 5% of the oracle (s,S) cost; pass^k = mean over instances of C(c,k)/C(n,k).",
-              "", _md(st.pass_table(df))]
+              "", _md(st.pass_table(df).rename(columns={"treatment": "Treatment"}))]
     ft = st.failure_table(df)
     headline["failures"] = int((df["status"] != "ok").sum())
-    lines += ["## Failures", "", _md(ft)]
+    lines += ["## Failures", "", _md(ft.rename(columns={"treatment": "Treatment", "stage": "Stage",
+                                                      "reason": "Reason", "count": "Units"}))]
     lines += usage_section(df, _md)
     return "\n".join(lines), headline
 

@@ -93,3 +93,23 @@ def test_run_comparison_differences():
     assert d["Difference (run 2 - run 1)"] == f"{100 * (per2 - per1).mean():+.1f} pp"
     a, lo, hi, how = difference_ci(pd.Series(per1), pd.Series(per2), paired=False)
     assert how == "independent runs" and lo < a < hi
+
+
+def test_cli_report_two_runs(tmp_path, capsys):
+    from evaluation.runner import write_batch
+    from evaluation.study import write_config
+    from experiments import cli
+
+    rows = make_rows()
+    for name in ("one", "two"):
+        write_config(tmp_path / name, StudyConfig(name=name, instances=8, trials=2))
+        for i in range(8):
+            write_batch(tmp_path / name, [r for r in rows if r["instance_id"] == f"i{i:04d}"])
+    assert cli.main(["report", str(tmp_path / "one"), str(tmp_path / "two")]) == 0
+    out = tmp_path / "one" / "report" / "compare-two.md"
+    assert str(out) in capsys.readouterr().out
+    text = out.read_text()
+    assert "| A vs B | Overall |" in text and "+0.0 pp" in text and "paired by instance" in text
+    assert out.with_suffix(".html").is_file()
+    assert cli.main(["report", str(tmp_path / "one"), str(tmp_path / "missing")]) == 2
+    assert "RUN_B" in capsys.readouterr().err
