@@ -107,7 +107,7 @@ class Demand:
     def support_max(self, tail: float = 1e-12) -> int:
         """Largest demand with mass above `tail` (all mass for bounded laws)."""
         if self.kind == "poisson":
-            return _poisson_isf(tail, self.mean_param) + 1 if self.mean_param > 0 else 0
+            return poisson_isf(tail, self.mean_param) + 1 if self.mean_param > 0 else 0
         if self.kind == "normal":
             return max(0, int(math.ceil(self.mean_param + -special.ndtri(tail) * self.sd_param)) + 1)
         if self.kind == "uniform":
@@ -201,7 +201,7 @@ class Demand:
         return "empirical([" + ", ".join(str(v) for v in self.values) + "])"
 
 
-def _poisson_isf(tail: float, mu: float) -> int:
+def poisson_isf(tail: float, mu: float) -> int:
     """scipy.stats.poisson.isf(tail, mu), computed as scipy does (its _ppf at 1 - tail, from scipy.special), so
     the result is bit-identical (checked on 26,000 means up to 1e5) without importing scipy.stats."""
     q = 1.0 - tail

@@ -44,8 +44,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
+from inventory.demand import poisson_isf
 from inventory.dynamics import clamp, cost_of, expected_period_cost, order_room, settle, whole_units
 from inventory.policies import Policy, StatePolicy
 from inventory.problem import Problem
@@ -109,7 +109,7 @@ def _pmf_n(problem: Problem, n: int, upto: int) -> np.ndarray:
 def _quantile_n(problem: Problem, n: int, tail: float = TAIL) -> int:
     d = problem.demand
     if d.kind == "poisson":
-        return int(stats.poisson.isf(tail, n * d.mean_param)) + 1 if d.mean_param > 0 else 0
+        return poisson_isf(tail, n * d.mean_param) + 1 if d.mean_param > 0 else 0
     p = _pmf_n(problem, n, n * d.support_max(1e-12) + 1)
     return int(np.searchsorted(np.cumsum(p), 1 - tail)) + 1
 
@@ -645,7 +645,8 @@ def evaluate_policy(
         raise ValueError("policy: exact evaluation needs an inventory-position policy ((s,S), bs, sq, rq, const)")
     t0 = time.perf_counter()
     base = default_bounds(problem)
-    b = _cap_bounds(problem, Bounds(base.lo, problem.max_inventory, problem.max_order))
+    hi = reachable_position_bound(problem, policy, base.lo)
+    b = _cap_bounds(problem, Bounds(base.lo, hi, problem.max_order))
     try:
         states = _check_tractable(problem, b, objective, max_states, max_work)
     except Intractable as exc:
@@ -663,6 +664,24 @@ def evaluate_policy(
                         reason=f"relative value iteration stopped after {max_iter} backups; the average cost is "
                                f"within +-{rvi['width'] / 2:.3g} of the reported value")
     return DPResult("solved", states, cost, time.perf_counter() - t0, objective)
+
+
+def reachable_position_bound(problem: Problem, policy: Policy, lo: int = 0) -> int:
+    """The largest inventory position the policy can ever reach from the initial state.
+
+    Demand only lowers the position and an order raises it to p + q(p), so the reachable positions are bounded by
+    the fixed point M = max(I0, max_{lo <= p <= M} p + q(p)). For (s,S) that is max(I0, S): exact evaluation then
+    sizes its state space by the policy, not by a capacity of 10^6 that the policy never uses.
+    """
+    cap = int(problem.max_inventory)
+    bound = min(cap, max(int(problem.initial_inventory), 0))
+    while True:
+        positions = np.arange(lo, bound + 1, dtype=np.int64)
+        reach = int((positions + _orders_by_position(policy, positions)).max())
+        new = min(cap, max(bound, reach))
+        if new == bound:
+            return bound
+        bound = new
 
 
 def _orders_by_position(policy: Policy, positions: np.ndarray) -> np.ndarray:

@@ -22,14 +22,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from inventory import dynamics
 from inventory.policies import Policy
 from inventory.problem import Problem
 from inventory.sampling import RANDOM_STREAM_VERSION, demand_paths
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 BACKENDS = ("numba", "numpy", "torch")
 TORCH_MIN_WORK = 10_000_000  # policy rows x replications x periods above which a GPU beats the CPU kernel
@@ -283,6 +286,8 @@ def evaluate(
 
 
 def evaluations_frame(evals: list[Evaluation]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame([e.as_row() for e in evals])
 
 

@@ -11,12 +11,12 @@ working on the same file.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pandas as pd
 import pydantic
 
 from rl.features import obs_dim
@@ -73,8 +73,10 @@ def build_config(result: OptimizationResult) -> DeploymentConfig:
     )
 
 
-def results_table(result: OptimizationResult) -> pd.DataFrame:
-    """One row per scored policy (candidates, then outside advice), plus the DP's exact optimum when solved."""
+def results_table(result: OptimizationResult) -> list[dict]:
+    """One row per scored policy (candidates, then outside advice), plus the DP's exact optimum when solved.
+
+    Plain rows written with the csv module: `askopt solve` should not pay pandas' import to write ten lines."""
 
     def row(sc: PolicyScore) -> dict:
         return {
@@ -90,7 +92,7 @@ def results_table(result: OptimizationResult) -> pd.DataFrame:
     if result.dp and result.dp.get("optimal_cost") is not None and result.dp.get("status") == "solved":
         rows.append({"policy": DP_ROW, "label": "exact DP optimal expected cost", "role": "reference",
                      "mean_cost": round(float(result.dp["optimal_cost"]), 4), "stderr": 0.0, "winner": False})
-    return pd.DataFrame(rows, columns=list(CSV_COLUMNS))
+    return [{c: r.get(c) for c in CSV_COLUMNS} for r in rows]
 
 
 def write_artifacts(result: OptimizationResult, out_dir: Path) -> Path:
@@ -103,7 +105,10 @@ def write_artifacts(result: OptimizationResult, out_dir: Path) -> Path:
         rl_fields = json.loads((out / CONFIG_FILE).read_text())
     config = {**rl_fields, **build_config(result).model_dump()}
     (out / CONFIG_FILE).write_text(json.dumps(config, indent=2, default=_json_default))
-    results_table(result).to_csv(out / RESULTS_FILE, index=False)
+    with (out / RESULTS_FILE).open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(CSV_COLUMNS))
+        writer.writeheader()
+        writer.writerows({k: ("" if v is None else v) for k, v in row.items()} for row in results_table(result))
     return out
 
 

@@ -176,9 +176,12 @@ def optimize(
     if "ss" in methods:
         found = search_ss(problem, objective=cfg.objective, criterion="objective",
                           seed=cfg.seed + SEARCH_SEED_OFFSET)
-        exact = dp_mod.evaluate_policy(problem, found.policy, objective=cfg.objective)
+        exact_cost = found.exact_cost
+        if exact_cost is None:
+            exact = dp_mod.evaluate_policy(problem, found.policy, objective=cfg.objective)
+            exact_cost = exact.optimal_cost if exact.status == "solved" else None
         ss_search = {"s": int(found.s), "S": int(found.S), "cost": float(found.mean_cost),
-                     "exact_cost": exact.optimal_cost, "seconds": round(found.seconds, 3)}
+                     "exact_cost": exact_cost, "method": found.method, "seconds": round(found.seconds, 3)}
         candidates.append(("ss", SSPolicy(s=int(found.s), S=int(found.S))))
     S_bs = None
     if "base_stock" in methods:
@@ -192,6 +195,10 @@ def optimize(
         dp_info = res.as_dict()
         if res.status == "solved" and res.policy is not None:
             candidates.append(("dp", res.policy))
+        elif res.status in ("bounded", "not converged") and res.policy is not None:
+            # still a good policy: it competes on the same replications like every candidate, and says so
+            candidates.append(("dp", res.policy))
+            notes.append(f"DP {res.status}: {res.reason or ''} (gap estimate {res.gap})".replace(" ()", ""))
         else:
             reason = res.reason or res.status
             dp_info["reason"] = reason
