@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stop the cluster started by cluster/start_local.sh, and only it: every process whose command line names its temp dir
 # or its GCS address (the Ray client server names only the address), and every descendant of those (the raylet's
-# DashboardAgent, RuntimeEnvAgent, workers, Serve actors). Never `ray stop`, which would stop other people's Ray too.
+# DashboardAgent, RuntimeEnvAgent, workers, Serve actors). Ray's own stop command is not used: it would stop every
+# Ray instance on the machine, other people's too.
 set -euo pipefail
 TMP="${ASKOPT_RAY_TMP:-/tmp/askopt-ray}"
 GCS=""
