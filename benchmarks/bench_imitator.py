@@ -89,9 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         "sbert_trained_over_base": float(sel["sbert"] / base["sbert"]) if base["sbert"] > 0 else float("inf"),
     }
     checks = {"time_ratio": ratios["time_ratio"] <= 1.0, "ppl_base_over_trained": ratios["ppl_base_over_trained"] >= 3,
-              "bertscore_trained_over_base": sel["bertscore"] > base["bertscore"],
-              "rouge_l_trained_over_base": sel["rouge_l"] > base["rouge_l"],
-              "sbert_trained_over_base": sel["sbert"] > base["sbert"]}
+              "bertscore_trained_over_base": bool(sel["bertscore"] > base["bertscore"]),
+              "rouge_l_trained_over_base": bool(sel["rouge_l"] > base["rouge_l"]),
+              "sbert_trained_over_base": bool(sel["sbert"] > base["sbert"])}
     summary = {"turns": len(examples), "dialogues": len(dialogues), "corpus_seconds": round(corpus_s, 1),
                "train_seconds": round(train_s, 1), "train_eval_merge_seconds": round(total_s, 1),
                "steps": res["steps"], "selected": best, "merged": str(merged),
