@@ -14,7 +14,7 @@ from experiments.cli import UserInputError
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("imitator", help="the fine-tuned Human Imitator: corpus -> LoRA SFT -> fidelity -> serve",
+    p = subparsers.add_parser("imitator", help="the fine-tuned Human Imitator: corpus -> LoRA SFT -> fidelity metrics -> merged model -> serve",
                               description="Build the SFT corpus, train LoRA, measure fidelity per checkpoint, merge "
                                           "and serve the imitator (docs/imitator.md).")
     sub = p.add_subparsers(dest="imitator_command", metavar="STEP", required=True)
