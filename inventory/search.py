@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from inventory import dp
+from inventory import dp, dynamics
 from inventory.montecarlo import average_run_length, composite_objective, demand_matrix, simulate
 from inventory.policies import BaseStockPolicy, SSPolicy
 from inventory.problem import Problem
@@ -258,7 +258,7 @@ class _Exact:
         p, b = self.problem, self.b
         x = np.arange(b.lo, b.hi + 1)[None, :]
         q = (x < s[:, None]) * (S[:, None] - x)
-        q = np.clip(q, 0, np.minimum(p.max_order, b.hi - x))  # the caps, as the dynamics apply them
+        q = dynamics.clamp(q, dynamics.room(x, p.max_order, b.hi))  # the caps, from the one rule (b.hi <= capacity)
         return p.setup_cost * (q > 0), x + q - b.lo
 
     def average_rvi(self, s: np.ndarray, S: np.ndarray, tol: float = 1e-9, max_iter: int = 50_000) -> np.ndarray:
