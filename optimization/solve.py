@@ -72,8 +72,9 @@ def format_report(result: OptimizationResult) -> str:
             gap = f"; best (s,S) is {d['ss_gap_pct']:.2f}% above it" if "ss_gap_pct" in d else ""
             lines.append(f"DP optimum: {d['optimal_cost']:.2f} {unit} ({d['states']} states, {d['seconds']:.2f}s){gap}")
         else:
-            lines.append(f"DP: {d['status']}: {d.get('reason') or str(d['states']) + ' states'} "
-                         "(Monte Carlo search only)")
+            reason = d.get("reason") or f"{d['states']} states"
+            status = "" if reason.startswith(d["status"]) else f"{d['status']}: "
+            lines.append(f"DP: {status}{reason} (Monte Carlo search only)")
     rows = [_policy_json(sc) for sc in result.scores + result.extra_scores]
     wn = max([len("policy")] + [len(p["name"]) for p in rows]) + 2
     wl = max([len("rule")] + [len(p["label"]) for p in rows]) + 2
