@@ -17,7 +17,14 @@ from fastapi.responses import JSONResponse
 from ray import serve
 
 from serving.guard import Guard, install, load_key_digests
-from serving.protocol import ChatMessage, ChatRequest, completion_response, error_body, read_scenario
+from serving.protocol import (
+    ChatMessage,
+    ChatRequest,
+    chat_scenario,
+    completion_response,
+    error_body,
+    models_list,
+)
 
 MODEL_NAME = "askopt-imitator"
 MAX_BODY_BYTES = 256 * 1024  # a whole conversation travels in every request
@@ -81,7 +88,7 @@ class ImitatorEndpoint:
 
     @app.get("/v1/models")
     def models(self) -> dict:
-        return {"object": "list", "data": [{"id": self.model_name, "object": "model", "owned_by": "askopt"}]}
+        return models_list(self.model_name)
 
     @app.get("/healthz")
     def health(self) -> dict:
@@ -89,16 +96,9 @@ class ImitatorEndpoint:
 
     @app.post("/v1/chat/completions")
     def chat(self, request: ChatRequest):
-        if request.stream:
-            return JSONResponse(error_body("stream: streaming is not supported; send stream=false", param="stream"),
-                                status_code=400)
-        scenario = read_scenario(request.messages)
-        if scenario is None:
-            return JSONResponse(
-                error_body("messages: a system message with an askopt_scenario object is required "
-                           "(see serving.protocol.scenario_message)", param="messages"),
-                status_code=400,
-            )
+        scenario, error = chat_scenario(request)
+        if error is not None:
+            return JSONResponse(error, status_code=400)
         try:
             text = cpu_imitator_reply(scenario, request.messages)
         except ScenarioError as exc:

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from ray import serve
 
-from serving.protocol import ChatRequest, completion_response, error_body, read_scenario
+from serving.protocol import ChatRequest, chat_scenario, completion_response, error_body, models_list
 
 MODEL_NAME = "askopt-imitator"
 app = FastAPI(title="askopt Human Imitator (fine-tuned, transformers engine)", docs_url=None, redoc_url=None)
@@ -56,7 +56,7 @@ class ModelImitatorEndpoint:
 
     @app.get("/v1/models")
     def models(self) -> dict:
-        return {"object": "list", "data": [{"id": self.model_name, "object": "model", "owned_by": "askopt"}]}
+        return models_list(self.model_name)
 
     @app.get("/healthz")
     def health(self) -> dict:
@@ -66,14 +66,9 @@ class ModelImitatorEndpoint:
     def chat(self, request: ChatRequest):
         from agents.imitator.model import OPENING_QUESTION
 
-        if request.stream:
-            return JSONResponse(error_body("stream: streaming is not supported; send stream=false", param="stream"),
-                                status_code=400)
-        scenario = read_scenario(request.messages)
-        if scenario is None:
-            return JSONResponse(error_body("messages: a system message with an askopt_scenario object is required "
-                                           "(see serving.protocol.scenario_message)", param="messages"),
-                                status_code=400)
+        scenario, error = chat_scenario(request)
+        if error is not None:
+            return JSONResponse(error, status_code=400)
         try:
             problem, persona, _context, seed = scenario_inputs(scenario)
         except ValueError as exc:

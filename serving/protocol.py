@@ -68,3 +68,22 @@ def read_scenario(messages: list[ChatMessage]) -> dict | None:
             except (ValueError, KeyError, TypeError):
                 return None
     return None
+
+
+def chat_scenario(request: ChatRequest) -> tuple[dict | None, dict | None]:
+    """(scenario, None) for a chat request an imitator endpoint can answer, else (None, error body for a 400).
+
+    Both imitator engines (the persona simulator and the fine-tuned model) speak the same scenario protocol, so the
+    request checks live here once."""
+    if request.stream:
+        return None, error_body("stream: streaming is not supported; send stream=false", param="stream")
+    scenario = read_scenario(request.messages)
+    if scenario is None:
+        return None, error_body("messages: a system message with an askopt_scenario object is required "
+                                "(see serving.protocol.scenario_message)", param="messages")
+    return scenario, None
+
+
+def models_list(model_name: str) -> dict:
+    """The /v1/models body of an endpoint serving one model."""
+    return {"object": "list", "data": [{"id": model_name, "object": "model", "owned_by": "askopt"}]}
