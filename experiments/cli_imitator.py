@@ -176,12 +176,10 @@ def run_serve(args) -> int:
     serve.start(http_options={"host": args.host, "port": args.port})
     serve.run(application, name="imitator", route_prefix="/")
     print(f"askopt imitator ({args.engine}) serving at http://{args.host}:{args.port}/v1 (Ctrl-C to stop)", flush=True)
+    from experiments.cli_serve import wait_until_stopped
+
     try:
-        deadline = time.time() + args.for_seconds if args.for_seconds else None
-        while deadline is None or time.time() < deadline:
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
+        wait_until_stopped(args.for_seconds)
     finally:
         serve.shutdown()
         ray.shutdown()

@@ -77,14 +77,20 @@ def run(args) -> int:
     serve.run(application, name=args.app, route_prefix="/")
     print(f"askopt {args.app} serving at http://{args.host}:{args.port} (Ctrl-C to stop)", flush=True)
     try:
-        deadline = time.time() + args.for_seconds if args.for_seconds else None
+        wait_until_stopped(args.for_seconds)
+    finally:
+        serve.shutdown()
+    return 0
+
+
+def wait_until_stopped(for_seconds: float | None) -> None:
+    """Block the serving command until Ctrl-C, or for `for_seconds` when given (tests, scripted demos)."""
+    deadline = time.time() + for_seconds if for_seconds else None
+    try:
         while deadline is None or time.time() < deadline:
             time.sleep(0.5)
     except KeyboardInterrupt:
         pass
-    finally:
-        serve.shutdown()
-    return 0
 
 
 def _run_plain_emulator(args) -> int:
@@ -93,11 +99,7 @@ def _run_plain_emulator(args) -> int:
     server = EmulatorServer(_emulator_config(args), host=args.host, port=args.port).start()
     print(f"askopt emulator (plain process) serving at {server.base_url} (Ctrl-C to stop)", flush=True)
     try:
-        deadline = time.time() + args.for_seconds if args.for_seconds else None
-        while deadline is None or time.time() < deadline:
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
+        wait_until_stopped(args.for_seconds)
     finally:
         server.stop()
     return 0
