@@ -222,3 +222,32 @@ def verify_checksums(folder: str | Path) -> dict[str, str]:
             raise ValueError(f"{name}: sha256 {actual} does not match SHA256SUMS ({digest}); the set changed")
         out[name] = digest
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Score a held-out-format dev file (`{"text", "fields", "ask"}` lines) with the offline reader.
+
+        .venv/bin/python -m agents.extraction_eval tests/data/extraction_dev_issue10.jsonl [-v]
+
+    Only for dev sets: a blind set is scored once, through benchmarks/bench_extraction.py --heldout.
+    """
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(description="score a held-out-format extraction dev file")
+    ap.add_argument("path")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print each wrong field (id, got, expected)")
+    args = ap.parse_args(argv)
+    if not Path(args.path).is_file():
+        print(f"path: {args.path} is not a file", file=sys.stderr)
+        return 2
+    report = evaluate_heldout(args.path)
+    print(report.summary())
+    if args.verbose:
+        for f in report.failures:
+            print(f"  {f['id']}: {f['wrong']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -21,7 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.extraction_eval import verify_checksums  # noqa: E402
-from agents.policy_parser import ParsedPolicy, parse_policy  # noqa: E402
+from agents.policy_parser import parse_policy  # noqa: E402
+from agents.policy_parser_eval import heldout_ok  # noqa: E402  (one scoring rule for dev and held-out sets)
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 DEV = DATA / "study_advice_corpus.jsonl"
@@ -35,49 +36,6 @@ def _dev_ok(row: dict) -> bool:
     if p.status != e["status"]:
         return False
     return e["status"] != "ok" or (p.kind == e["kind"] and p.params == e["params"] and p.basis == e["basis"])
-
-
-def heldout_ok(expected: dict, p: ParsedPolicy) -> tuple[bool, str]:
-    """(right, why not) for one held-out advice text."""
-    kind = expected["type"]
-    if kind == "none":
-        return p.status == "unparseable", f"expected no policy, got {p.status} {p.label()}"
-    if kind == "infeasible":
-        return p.status == "infeasible", f"expected infeasible, got {p.status} {p.label()} ({p.reason})"
-    if p.status != "ok":
-        return False, f"expected {kind}, got {p.status}: {p.reason}"
-    got = dict(p.params)
-    if p.stated_s is not None:  # the set records the reorder point as written, without our strict-trigger shift
-        got["s" if "s" in got else "R"] = p.stated_s
-        if "R" in got:
-            got["s"] = got.pop("R")
-    want = {k: expected[k] for k in ("s", "S", "Q") if k in expected}
-    if kind == "periodic":
-        want["T"] = expected["every_days"]
-        if p.kind == "constant" and expected["every_days"] == 1:
-            got = {"T": 1, "Q": got.get("q")}
-        elif p.kind != "periodic":
-            return False, f"expected periodic, got {p.label()}"
-    elif kind == "sq":
-        if p.kind != "sq":
-            return False, f"expected sq, got {p.label()}"
-        got = {"s": got.get("s"), "Q": got.get("Q")}
-    elif p.kind != kind:
-        return False, f"expected {kind}, got {p.label()}"
-    got.pop("cap", None)
-    if "range" in expected:
-        field, (lo, hi) = expected["range_field"], expected["range"]
-        chosen = got.get(field)
-        if chosen is None or not lo <= chosen <= hi or "range" not in p.reason:
-            return False, f"range {lo}-{hi} for {field}: got {p.label()} ({p.reason or 'no choice recorded'})"
-        want.pop(field, None)
-        got.pop(field, None)
-    for k, v in want.items():
-        if got.get(k) != v:
-            return False, f"expected {k}={v}, got {p.label()}"
-    if "basis" in expected and p.basis != expected["basis"]:
-        return False, f"expected basis {expected['basis']}, got {p.basis}"
-    return True, ""
 
 
 def main(argv: list[str] | None = None) -> int:
