@@ -6,7 +6,10 @@ keep nothing in memory: a message loads the row, the step runs, and the new stat
 version is unchanged (optimistic locking), so any replica serves any session, two concurrent messages to one
 session cannot silently overwrite each other, and a replica killed mid-step loses nothing that was answered.
 
-Sessions belong to the API key that created them (`owner` is a hash of the key, "" when keys are off).
+Sessions belong to the API key that created them (`owner` is the key's id, "" when keys are off). A session's
+`mode` is "consult", or "collect" when a participant plays the manager for the imitator corpus
+(`serving.collect`). The schema is Alembic's (`serving/migrations`): the store upgrades the database to head when
+it opens it, so a new release's replicas migrate an old database without losing a row.
 """
 
 from __future__ import annotations
@@ -31,7 +34,45 @@ sessions = sa.Table(
     sa.Column("state", sa.Text, nullable=False),
     sa.Column("created", sa.Float, nullable=False),
     sa.Column("updated", sa.Float, nullable=False),
+    sa.Column("mode", sa.String(16), nullable=False, server_default="consult", index=True),
 )
+api_keys = sa.Table(
+    "askopt_api_keys", metadata,
+    sa.Column("key_id", sa.String(16), primary_key=True),
+    sa.Column("name", sa.String(100), nullable=False),
+    sa.Column("salt", sa.String(32), nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
+    sa.Column("rate_per_minute", sa.Float, nullable=True),
+    sa.Column("created", sa.Float, nullable=False),
+    sa.Column("revoked", sa.Float, nullable=True),
+)
+
+
+def normalise_url(url: str) -> str:
+    """`postgresql://` means psycopg 3 (the driver the project installs), not SQLAlchemy's psycopg2 default."""
+    if url.startswith("postgresql://"):
+        return "postgresql+psycopg://" + url[len("postgresql://"):]
+    return url
+
+
+def make_engine(url: str, migrate: bool = True) -> sa.Engine:
+    """An engine on `url` (SQLite in WAL mode with a busy timeout), its schema upgraded to head unless told not."""
+    kwargs: dict = {"pool_pre_ping": True}
+    if url.startswith("sqlite"):
+        kwargs["connect_args"] = {"timeout": 30, "check_same_thread": False}
+    engine = sa.create_engine(url, **kwargs)
+    if url.startswith("sqlite"):
+        @sa.event.listens_for(engine, "connect")
+        def _wal(dbapi_conn, _record):  # readers never block the writer; several replicas share the file
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+    if migrate:
+        from serving.migrations import upgrade
+
+        upgrade(engine)
+    return engine
 
 
 def default_url() -> str:
@@ -51,36 +92,24 @@ class SessionRow:
     version: int
     blob: bytes
     state: dict
+    mode: str = "consult"
 
 
 class SessionStore:
     """Create / load / compare-and-swap save of session rows."""
 
     def __init__(self, url: str | None = None):
-        self.url = url or default_url()
-        if self.url.startswith("postgresql://"):
-            self.url = "postgresql+psycopg://" + self.url[len("postgresql://"):]
-        kwargs: dict = {"pool_pre_ping": True}
-        if self.url.startswith("sqlite"):
-            kwargs["connect_args"] = {"timeout": 30, "check_same_thread": False}
-        self.engine = sa.create_engine(self.url, **kwargs)
-        if self.url.startswith("sqlite"):
-            @sa.event.listens_for(self.engine, "connect")
-            def _wal(dbapi_conn, _record):  # readers never block the writer; several replicas share the file
-                cur = dbapi_conn.cursor()
-                cur.execute("PRAGMA journal_mode=WAL")
-                cur.execute("PRAGMA busy_timeout=30000")
-                cur.close()
-        metadata.create_all(self.engine, checkfirst=True)
+        self.url = normalise_url(url or default_url())
+        self.engine = make_engine(self.url)
 
     @property
     def backend(self) -> str:
         return self.engine.dialect.name
 
-    def create(self, sid: str, owner: str, blob: bytes, state: dict) -> None:
+    def create(self, sid: str, owner: str, blob: bytes, state: dict, mode: str = "consult") -> None:
         now = time.time()
         with self.engine.begin() as conn:
-            conn.execute(sessions.insert().values(id=sid, owner=owner, version=1, blob=blob,
+            conn.execute(sessions.insert().values(id=sid, owner=owner, version=1, blob=blob, mode=mode,
                                                   state=json.dumps(state), created=now, updated=now))
 
     def load(self, sid: str) -> SessionRow | None:
@@ -88,7 +117,15 @@ class SessionStore:
             row = conn.execute(sa.select(sessions).where(sessions.c.id == sid)).first()
         if row is None:
             return None
-        return SessionRow(row.id, row.owner, row.version, bytes(row.blob), json.loads(row.state))
+        return SessionRow(row.id, row.owner, row.version, bytes(row.blob), json.loads(row.state), row.mode)
+
+    def states(self, mode: str | None = None) -> list[tuple[str, str, dict]]:
+        """(id, owner, state) of every session (of one mode), oldest first: what an export reads."""
+        query = sa.select(sessions.c.id, sessions.c.owner, sessions.c.state).order_by(sessions.c.created)
+        if mode is not None:
+            query = query.where(sessions.c.mode == mode)
+        with self.engine.connect() as conn:
+            return [(r.id, r.owner, json.loads(r.state)) for r in conn.execute(query)]
 
     def save(self, sid: str, version: int, blob: bytes, state: dict) -> bool:
         """Write the next version; False if someone else saved first (the caller answers 409)."""
