@@ -65,6 +65,8 @@ def _rebind(module, names: tuple[str, ...]) -> types.SimpleNamespace:
 _dyn = _rebind(dynamics, ("room", "clamp", "whole_units", "capped", "arrival", "settle"))
 _rules = _rebind(policies, tuple(rule.__name__ for rule in policies.RULES))
 _RULES = tuple(getattr(_rules, rule.__name__) for rule in policies.RULES)
+# the same rules for other torch code (the RLlib module's action mask and exploration, `rl.rllib_counterfactual`)
+tensor_dynamics, tensor_policies = _dyn, _rules
 
 
 def default_device() -> torch.device:

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from inventory import dynamics, policies
 from inventory.montecarlo import evaluate
 from inventory.policies import StatePolicy
 from inventory.problem import Problem
@@ -302,9 +303,9 @@ def _epsilon(cfg: DQNConfig, steps: int) -> float:
 def _explore_actions(cfg: DQNConfig, rng, env: VectorInventoryEnv, S_bs: int, noise: int, room) -> np.ndarray:
     if cfg.exploration == "uniform":
         return rng.integers(0, room + 1)
-    position = env.on_hand + env.pipeline.sum(axis=1)
-    target = np.maximum(S_bs - position, 0) + rng.integers(-noise, noise + 1, size=position.shape)
-    return np.clip(target, 0, room)
+    position = dynamics.inventory_position(env.on_hand, env.pipeline)
+    target = policies.base_stock_rule(position, S_bs) + rng.integers(-noise, noise + 1, size=position.shape)
+    return dynamics.clamp(target, room)
 
 
 def _emit(buf: _Replay, pending, next_obs, alive: float, next_room, gam) -> None:

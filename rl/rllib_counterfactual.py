@@ -49,6 +49,7 @@ from ray.rllib.utils.metrics import (  # noqa: E402
     TIMERS,
 )
 
+from inventory.kernel_torch import tensor_dynamics, tensor_policies
 from inventory.problem import Problem
 from rl.counterfactual import all_action_loss, counterfactual_transitions
 from rl.features import Normalisation, decode
@@ -164,8 +165,9 @@ class InventoryDQNModule(DefaultDQNTorchRLModule):
         return super()._forward_train(batch, **kwargs)
 
     def _position_room(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The inventory position decoded from the observation and the cap `dynamics.room` on it (on tensors)."""
         position = torch.round(obs[:, -2] * self._scale)
-        room = torch.clamp(self._max_inventory - position, 0, self._max_order).long()
+        room = tensor_dynamics.room(position, self._max_order, self._max_inventory).long()
         return position, room
 
     def _masked_greedy(self, q: torch.Tensor, room: torch.Tensor) -> torch.Tensor:
@@ -188,9 +190,8 @@ class InventoryDQNModule(DefaultDQNTorchRLModule):
         if self._S is None:
             random = torch.floor(torch.rand(B) * (room + 1).float()).long()
         else:
-            base = torch.clamp(float(self._S) - position, min=0).long()
-            random = base + torch.randint(-self._noise, self._noise + 1, (B,))
-            random = torch.minimum(torch.clamp(random, min=0), room)
+            base = tensor_policies.base_stock_rule(position, float(self._S)).long()
+            random = tensor_dynamics.clamp(base + torch.randint(-self._noise, self._noise + 1, (B,)), room)
         return {Columns.ACTIONS: torch.where(torch.rand(B) < eps, random, greedy)}
 
 

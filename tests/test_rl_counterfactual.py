@@ -49,9 +49,44 @@ def test_counterfactual_transitions_follow_the_dynamics():
     assert cf.alive[0].eq(1).all() and cf.alive[1].eq(0).all()  # the last period bootstraps nothing
 
 
+def test_rllib_module_mask_and_exploration_are_the_dynamics_rules():
+    """The module's cap and base-stock exploration run `dynamics.room/clamp` and `base_stock_rule` on tensors:
+    identical to the numpy rules on every decoded state (epsilon 1, so every action is the exploring one)."""
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from inventory.policies import base_stock_rule
+    from rl.env import InventoryEnv
+    from rl.rllib_counterfactual import ASKOPT_KEY, InventoryDQNModule, exploration_settings, module_settings
+
+    p = _p(max_inventory=22)
+    norm = default_normalisation(p)
+    env_config = {"problem": p.to_dict(), "normalisation": norm.as_dict(), "exploration": exploration_settings(p, 9)}
+    env = InventoryEnv(env_config)
+    model_config = {"fcnet_hiddens": [8], "fcnet_activation": "relu", "head_fcnet_hiddens": [], "num_atoms": 1,
+                    "dueling": False, "double_q": True, "epsilon": [(0, 1.0), (1, 1.0)],
+                    ASKOPT_KEY: module_settings(env_config)}
+    module = RLModuleSpec(module_class=InventoryDQNModule, observation_space=env.observation_space,
+                          action_space=env.action_space, model_config=model_config).build()
+    rng = np.random.default_rng(0)
+    on, pipe, t = rng.integers(-3, 30, 400), rng.integers(0, 9, (400, 1)), rng.integers(0, p.horizon, 400)
+    obs = torch.from_numpy(encode(norm, on, pipe, t))
+    position, room = module._position_room(obs)
+    y = on + pipe[:, 0]
+    assert (position.numpy() == y).all()
+    assert (room.numpy() == dynamics.order_room(y, p.max_order, p.max_inventory)).all()
+    assert set(room.tolist()) >= {0, p.max_order}  # both caps bind somewhere in the sample
+    torch.manual_seed(5)
+    explored = module._forward_exploration({"obs": obs}, t=0)["actions"].numpy()
+    torch.manual_seed(5)
+    noise = torch.randint(-env_config["exploration"]["noise"], env_config["exploration"]["noise"] + 1, (400,))
+    expect = dynamics.clamp(base_stock_rule(y, 9) + noise.numpy(), room.numpy())
+    assert (explored == expect).all()
+
+
 @pytest.fixture(scope="module")
 def algo():
-    ray = pytest.importorskip("ray")
+    import ray
+
     from rl.rllib_train import RLlibSettings, rllib_config
 
     started = not ray.is_initialized()
