@@ -4,7 +4,6 @@ import io
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -48,37 +47,18 @@ def test_hybrid_dialogue_records_backend_failure():
     assert r.status == "failed" and "model down" in r.reason
 
 
-@dataclass
-class _Score:
-    name: str
-    label: str
-    params: dict
-    mean_cost: float
-    std_cost: float = 1.0
-    objective: float = 1.0
-
-
-@dataclass
-class _Result:
-    problem: object
-    scores: list
-    winner: _Score
-    best_ss: _Score
-    ss_extra_cost_pct: float = 0.0
-
-
 ANSWERS = ["We plan 90 days ahead.", "It varies.", "About 6 a day.", "like walk-in customers, it varies", "no",
            "they buy elsewhere", "$0.5 per unit per day", "$5 per lost unit", "$20 per order", "3 days", "60 units",
            "40", "0", "yes"]
 
 
-def test_consult_in_process_with_piped_stdin(tmp_path):
-    ss = _Score("ss", "(s=20, S=45)", {"s": 20, "S": 45}, 300.0)
+def test_consult_in_process_with_piped_stdin(tmp_path, make_score, make_result):
+    ss = make_score("ss", "(s=20, S=45)", {"s": 20, "S": 45}, 300.0)
     seen = []
 
     def fake_optimize(problem, out_dir):
         seen.append(problem)
-        return _Result(problem, [ss], ss, ss)
+        return make_result(problem, [ss], ss, ss)
 
     out = io.StringIO()
     rc = run_consult(io.StringIO("\n".join([*ANSWERS, "why?", "quit"]) + "\n"), out, out_dir=tmp_path,

@@ -1,7 +1,6 @@
 """Policy Interpretation Agent: the two scenarios, the DQN tool, the closing question, the archive."""
 
-from dataclasses import asdict, dataclass, field
-
+import pytest
 from llm_server import ScriptedOpenAIServer
 
 from agents.interpretation import InterpretationAgent, LLMInterpreter, parse_state
@@ -12,30 +11,6 @@ from llm.client import LLMClient, LLMConfig
 
 PROBLEM = Problem(horizon=90, demand=Demand.poisson(6), lost_sales=True, holding_cost=0.5, penalty_cost=5.0,
                   setup_cost=20.0, lead_time=2, max_inventory=80, max_order=50, risk_tolerance=0.0)
-
-
-@dataclass
-class Score:  # the shape of optimization.service.PolicyScore
-    name: str
-    label: str
-    params: dict
-    mean_cost: float
-    std_cost: float = 10.0
-    objective: float = 0.0
-
-    def as_dict(self):
-        return asdict(self)
-
-
-@dataclass
-class Result:  # the shape of optimization.service.OptimizationResult
-    problem: Problem
-    scores: list
-    winner: Score
-    best_ss: Score
-    ss_extra_cost_pct: float
-    runner_up: Score | None = None
-    calls: list = field(default_factory=list)
 
 
 class FakeRecommender:
@@ -49,12 +24,23 @@ class FakeRecommender:
         return {"recommended_order": 17, "q_value": -1.5}
 
 
-SS = Score("ss", "(s=40, S=65)", {"s": 40, "S": 65}, 450.0)
-DQN = Score("dqn", "DQN", {}, 420.0)
+@pytest.fixture
+def ss_result(make_score, make_result):
+    """An (s,S) winner."""
+    ss = make_score("ss", "(s=40, S=65)", {"s": 40, "S": 65}, 450.0)
+    return make_result(PROBLEM, [ss], ss, ss, 0.0)
 
 
-def test_ss_scenario_explains_s_and_S_in_daily_terms(tmp_path):
-    agent = InterpretationAgent(Result(PROBLEM, [SS], SS, SS, 0.0))
+@pytest.fixture
+def dqn_result(make_score, make_result):
+    """A DQN winner, its best (s,S) 7.1% dearer."""
+    ss = make_score("ss", "(s=40, S=65)", {"s": 40, "S": 65}, 450.0)
+    dqn = make_score("dqn", "DQN (greedy)", {}, 420.0)
+    return make_result(PROBLEM, [dqn, ss], dqn, ss, 7.1, runner_up=ss)
+
+
+def test_ss_scenario_explains_s_and_S_in_daily_terms(tmp_path, ss_result):
+    agent = InterpretationAgent(ss_result)
     first = agent.start()
     assert "s = 40" in first and "S = 65" in first
     assert "check your stock each morning" in first and "falls below 40" in first and "up to 65" in first
@@ -67,9 +53,9 @@ def test_ss_scenario_explains_s_and_S_in_daily_terms(tmp_path):
     assert (tmp_path / "interpret.txt").exists() and "USER: How much will this cost me?" in text
 
 
-def test_dqn_scenario_asks_for_state_calls_tool_and_offers_ss():
+def test_dqn_scenario_asks_for_state_calls_tool_and_offers_ss(dqn_result):
     rec = FakeRecommender()
-    agent = InterpretationAgent(Result(PROBLEM, [DQN, SS], DQN, SS, 7.1), recommender=rec)
+    agent = InterpretationAgent(dqn_result, recommender=rec)
     first = agent.start()
     assert "on-demand expert" in first and "inventory" in first and "7.1%" in first
     reply = agent.ask("I have 12 units on hand, it's day 5, and on order are 10 and 0")
@@ -86,7 +72,7 @@ def test_parse_state_forms():
     assert parse_state("what does it cost?", 2) is None
 
 
-def test_llm_interpreter_uses_the_tool_loop():
+def test_llm_interpreter_uses_the_tool_loop(dqn_result):
     rec = FakeRecommender()
     script = [
         "It's an on-demand expert. Tell me your inventory, day and pipeline.",
@@ -96,7 +82,7 @@ def test_llm_interpreter_uses_the_tool_loop():
     ]
     with ScriptedOpenAIServer(script) as srv:
         client = LLMClient(LLMConfig(base_url=srv.base_url, model="scripted", max_retries=0))
-        agent = InterpretationAgent(Result(PROBLEM, [DQN, SS], DQN, SS, 7.1), backend=LLMInterpreter(client),
+        agent = InterpretationAgent(dqn_result, backend=LLMInterpreter(client),
                                     recommender=rec)
         assert agent.start().endswith(CLOSING_QUESTION)  # appended when the model forgets
         assert agent.ask("12 on hand, day 5, 10 and 0 on order") == "Order 17 units today. Do you have any other questions?"
@@ -107,10 +93,10 @@ def test_llm_interpreter_uses_the_tool_loop():
         assert tool_msg["role"] == "tool" and '"recommended_order": 17' in tool_msg["content"]
 
 
-def test_llm_interpreter_ss_scenario_has_the_order_and_what_if_tools():
+def test_llm_interpreter_ss_scenario_has_the_order_and_what_if_tools(ss_result):
     with ScriptedOpenAIServer(["Order up to 65 when below 40."]) as srv:
         client = LLMClient(LLMConfig(base_url=srv.base_url, model="scripted", max_retries=0))
-        agent = InterpretationAgent(Result(PROBLEM, [SS], SS, SS, 0.0), backend=LLMInterpreter(client))
+        agent = InterpretationAgent(ss_result, backend=LLMInterpreter(client))
         assert agent.start() == f"Order up to 65 when below 40. {CLOSING_QUESTION}"
         names = [t["function"]["name"] for t in srv.requests[0]["tools"]]
         assert names == ["calculate_order", "what_if"] and "calculate_dqn_order" not in names
