@@ -52,114 +52,129 @@ def _place_compiled(raw, allowed):
     return lambda raw, allowed: np.int64(_clamp(_whole_units(raw), allowed))
 
 
-@_jit
-def _orders_rule(code, a, b, on, transit, imax, qmax, q):
-    """q[r] = the placed order of rule `code` (policies.RULES) with parameters (a, b) at position on + transit."""
-    if code == 0:
-        for r in range(q.size):
-            y = on[r] + transit[r]
-            q[r] = _place(_ss(y, a, b), _room(y, qmax, imax))
-    elif code == 1:
-        for r in range(q.size):
-            y = on[r] + transit[r]
-            q[r] = _place(_bs(y, a, b), _room(y, qmax, imax))
-    elif code == 2:
-        for r in range(q.size):
-            y = on[r] + transit[r]
-            q[r] = _place(_sq(y, a, b), _room(y, qmax, imax))
-    elif code == 3:
-        for r in range(q.size):
-            y = on[r] + transit[r]
-            q[r] = _place(_rq(y, a, b), _room(y, qmax, imax))
-    else:
-        for r in range(q.size):
-            y = on[r] + transit[r]
-            q[r] = _place(_const(y, a, b), _room(y, qmax, imax))
-
-
-@_jit
-def _orders_raw(raw, on, transit, imax, qmax, q):
-    """q[r] = the placed order for a raw order raw[r] at position on + transit."""
-    for r in range(q.size):
-        q[r] = _place(raw[r], _room(on[r] + transit[r], qmax, imax))
-
-
-@_jit
-def _serve(q, d, on, head, transit, L, lost, perish, held, short, setups, sold, outs):
-    """Arrival, settlement, pipeline bookkeeping and totals for placed orders q (one policy row, all r).
+@numba.njit(cache=True, nogil=True, inline="always")
+def _book(r, qr, d, on, head, transit, L, lost, perish, held, short, setups, sold, outs):
+    """Replication r with placed order qr: arrival, settlement, pipeline bookkeeping and totals.
 
     Branch-free in L: the ring slot `head` holds the order placed L periods ago; it is read, then overwritten
-    with q. With L = 0 the arrival is q itself (`dynamics.arrival`), and in-transit stays zero.
+    with q. With L = 0 the arrival is q itself (`dynamics.arrival`), and in-transit stays zero. Inlined into
+    the order loops, so a period is one pass over the replications.
     """
-    for r in range(q.size):
-        qr = q[r]
-        arrived = _arrival(qr, head[r], L)
-        transit[r] += qr - arrived
-        head[r] = qr
-        nxt, h, s, sd = _settle(on[r] + arrived, np.int64(d[r]), lost, perish)
-        on[r] = nxt
-        held[r] += h
-        short[r] += s
-        setups[r] += qr > 0
-        sold[r] += sd
-        outs[r] += s > 0
+    arrived = _arrival(qr, head[r], L)
+    transit[r] += qr - arrived
+    head[r] = qr
+    nxt, h, s, sd = _settle(on[r] + arrived, np.int64(d[r]), lost, perish)
+    on[r] = nxt
+    held[r] += h
+    short[r] += s
+    setups[r] += qr > 0
+    sold[r] += sd
+    outs[r] += s > 0
 
 
 @_jit
-def _horizon(code, D, r0, a, b, on, ring, transit, L, imax, qmax, lost, perish, warmup, held, short, setups, sold,
-             outs):
-    """The whole horizon for every policy row of one block of replications r0.. r0 + B - 1 (B = on.shape[1]):
-    periods outer, replications inner. Warm-up periods are totalled into scratch rows that are then dropped,
-    so the inner loops never branch."""
-    B = on.shape[1]
-    q = np.empty(B, dtype=np.int64)
-    scratch = np.zeros((5, B), dtype=np.int64)
+def _period_rule(code, a, b, d, on, head, transit, L, imax, qmax, lost, perish, held, short, setups, sold, outs):
+    """One period of rule `code` (policies.RULES) with parameters (a, b) for one policy row, all replications.
+
+    One loop per rule (not a branch inside one loop): the branch-free loop bodies vectorise."""
+    if code == 0:
+        for r in range(on.size):
+            y = on[r] + transit[r]
+            _book(r, _place(_ss(y, a, b), _room(y, qmax, imax)), d, on, head, transit, L, lost, perish,
+                  held, short, setups, sold, outs)
+    elif code == 1:
+        for r in range(on.size):
+            y = on[r] + transit[r]
+            _book(r, _place(_bs(y, a, b), _room(y, qmax, imax)), d, on, head, transit, L, lost, perish,
+                  held, short, setups, sold, outs)
+    elif code == 2:
+        for r in range(on.size):
+            y = on[r] + transit[r]
+            _book(r, _place(_sq(y, a, b), _room(y, qmax, imax)), d, on, head, transit, L, lost, perish,
+                  held, short, setups, sold, outs)
+    elif code == 3:
+        for r in range(on.size):
+            y = on[r] + transit[r]
+            _book(r, _place(_rq(y, a, b), _room(y, qmax, imax)), d, on, head, transit, L, lost, perish,
+                  held, short, setups, sold, outs)
+    else:
+        for r in range(on.size):
+            y = on[r] + transit[r]
+            _book(r, _place(_const(y, a, b), _room(y, qmax, imax)), d, on, head, transit, L, lost, perish,
+                  held, short, setups, sold, outs)
+
+
+@_jit
+def _period_raw(raw, d, on, head, transit, L, imax, qmax, lost, perish, held, short, setups, sold, outs):
+    """One period for raw orders raw[r] (any policy), one policy row, all replications."""
+    for r in range(on.size):
+        _book(r, _place(raw[r], _room(on[r] + transit[r], qmax, imax)), d, on, head, transit, L, lost, perish,
+              held, short, setups, sold, outs)
+
+
+@_jit
+def _restart_totals(r0, r1, held, short, setups, sold, outs, demand):
+    """Zero the totals of replications r0..r1-1: called once, when the first counted period starts, so the
+    warm-up periods run through the same loops and are then forgotten."""
+    for x in (held, short, setups, sold, outs):
+        x[:, r0:r1] = 0
+    demand[r0:r1] = 0
+
+
+@_jit
+def _add_demand(d, demand):
+    """demand[r] += d[r]: the per-replication demand total, taken while the period's row is in cache."""
+    for r in range(d.size):
+        demand[r] += d[r]
+
+
+@_jit
+def _horizon(code, D, r0, r1, a, b, on, ring, transit, L, imax, qmax, lost, perish, warmup,
+             held, short, setups, sold, outs, demand):
+    """The whole horizon for every policy row and the replications r0..r1-1: periods outer, replications inner.
+
+    State and totals are (P, R) (ring (L, P, R)); the replication range is a view, so nothing is copied."""
     for t in range(D.shape[0]):
+        if t == warmup:
+            _restart_totals(r0, r1, held, short, setups, sold, outs, demand)
         slot = t % L if L > 0 else 0
-        d = D[t, r0:r0 + B]
+        d = D[t, r0:r1]
+        _add_demand(d, demand[r0:r1])
         for p in range(a.size):
-            _orders_rule(code, a[p], b[p], on[p], transit[p], imax, qmax, q)
-            if t >= warmup:
-                _serve(q, d, on[p], ring[slot, p], transit[p], L, lost, perish,
-                       held[p], short[p], setups[p], sold[p], outs[p])
-            else:
-                _serve(q, d, on[p], ring[slot, p], transit[p], L, lost, perish,
-                       scratch[0], scratch[1], scratch[2], scratch[3], scratch[4])
+            _period_rule(code, a[p], b[p], d, on[p, r0:r1], ring[slot, p, r0:r1], transit[p, r0:r1], L, imax, qmax,
+                         lost, perish, held[p, r0:r1], short[p, r0:r1], setups[p, r0:r1], sold[p, r0:r1],
+                         outs[p, r0:r1])
 
 
 @_jit
-def _run_serial(code, D, a, b, on, ring, transit, L, imax, qmax, lost, perish, warmup,
-                held, short, setups, sold, outs):
-    """Blocks of replications one after the other; state and totals are (blocks, P, B) (ring (blocks, L, P, B))."""
-    B = on.shape[2]
-    for k in range(on.shape[0]):
-        _horizon(code, D, k * B, a, b, on[k], ring[k], transit[k], L, imax, qmax, lost, perish, warmup,
-                 held[k], short[k], setups[k], sold[k], outs[k])
+def _run_serial(code, D, a, b, on, ring, transit, L, imax, qmax, lost, perish, warmup, block,
+                held, short, setups, sold, outs, demand):
+    """All replications in one range (`block` is unused: the serial loop needs no cache blocking)."""
+    _horizon(code, D, 0, D.shape[1], a, b, on, ring, transit, L, imax, qmax, lost, perish, warmup,
+             held, short, setups, sold, outs, demand)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def _run_parallel(code, D, a, b, on, ring, transit, L, imax, qmax, lost, perish, warmup,
-                  held, short, setups, sold, outs):
-    """The blocks shared out over numba's threads (prange)."""
-    B = on.shape[2]
-    for k in prange(on.shape[0]):
-        _horizon(code, D, k * B, a, b, on[k], ring[k], transit[k], L, imax, qmax, lost, perish, warmup,
-                 held[k], short[k], setups[k], sold[k], outs[k])
+def _run_parallel(code, D, a, b, on, ring, transit, L, imax, qmax, lost, perish, warmup, block,
+                  held, short, setups, sold, outs, demand):
+    """Ranges of `block` replications shared out over numba's threads (prange); ranges write disjoint columns."""
+    R = D.shape[1]
+    for k in prange(-(-R // block)):
+        _horizon(code, D, k * block, min(R, (k + 1) * block), a, b, on, ring, transit, L, imax, qmax, lost,
+                 perish, warmup, held, short, setups, sold, outs, demand)
 
 
 @_jit
 def _step_all(t, raw, D, on, ring, transit, L, imax, qmax, lost, perish, warmup,
-              held, short, setups, sold, outs, q, scratch):
-    """Period t for every policy row, raw orders (P, R) given by the policy; q, scratch: work rows (R,), (5, R)."""
+              held, short, setups, sold, outs, demand):
+    """Period t for every policy row, raw orders (P, R) given by the policy."""
+    if t == warmup:
+        _restart_totals(0, D.shape[1], held, short, setups, sold, outs, demand)
     slot = t % L if L > 0 else 0
+    _add_demand(D[t], demand)
     for p in range(on.shape[0]):
-        _orders_raw(raw[p], on[p], transit[p], imax, qmax, q)
-        if t >= warmup:
-            _serve(q, D[t], on[p], ring[slot, p], transit[p], L, lost, perish,
-                   held[p], short[p], setups[p], sold[p], outs[p])
-        else:
-            _serve(q, D[t], on[p], ring[slot, p], transit[p], L, lost, perish,
-                   scratch[0], scratch[1], scratch[2], scratch[3], scratch[4])
+        _period_raw(raw[p], D[t], on[p], ring[slot, p], transit[p], L, imax, qmax, lost, perish,
+                    held[p], short[p], setups[p], sold[p], outs[p])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -193,6 +208,7 @@ class Totals:
         self.setups = np.zeros((P, R), dtype=np.int64)
         self.sold = np.zeros((P, R), dtype=np.int64)
         self.outs = np.zeros((P, R), dtype=np.int64)
+        self.demand = np.zeros(R, dtype=np.int64)  # per replication, over the counted periods
 
     def state(self):
         return self.on, self.ring, self.transit
@@ -218,44 +234,30 @@ def _params(x) -> np.ndarray:
     return x.astype(np.int64) if np.all(np.isfinite(x)) and np.all(x == np.rint(x)) else x
 
 
-BLOCK = 1024  # replications per cache block: a block's ~10 state and total rows stay in L1/L2
+BLOCK = 1024  # replications per parallel task (at least): enough work per task to hide the thread start
 
 
 def run_rule(problem, D: np.ndarray, code: int, a: np.ndarray, b: np.ndarray, warmup: int = 0,
              threads: int = 1) -> Totals:
     """Simulate policy rule `code` with parameter rows (a[p], b[p]) on period-major demand D (T, R).
 
-    Replications run in blocks of BLOCK (the last one padded with zero demand, then dropped): the state and
-    totals of a block fit the core's cache while it runs through the horizon; `threads` > 1 runs blocks in
-    parallel. Blocks are independent, so the totals do not depend on BLOCK or threads.
+    One thread runs all replications as one range. `threads` > 1 splits them into ranges of at least BLOCK
+    (two per thread) run in parallel. Replications are independent, so the totals do not depend on the split.
     """
     D = np.ascontiguousarray(D)
     a, b = _params(a), _params(b)
     if a.dtype != b.dtype:
         a, b = a.astype(np.float64), b.astype(np.float64)
     T, R = D.shape
-    P, L = a.size, problem.lead_time
-    B = min(BLOCK, R)
-    nb = -(-R // B)
-    if nb * B != R:
-        D = np.concatenate([D, np.zeros((T, nb * B - R), dtype=D.dtype)], axis=1)
-    on = np.full((nb, P, B), problem.initial_inventory, dtype=np.int64)
-    ring = np.zeros((nb, max(L, 1), P, B), dtype=np.int64)
-    transit = np.zeros((nb, P, B), dtype=np.int64)
-    sums = [np.zeros((nb, P, B), dtype=np.int64) for _ in range(5)]
-    args = (int(code), D, a, b, on, ring, transit, *_problem_args(problem), int(warmup), *sums)
-    if threads > 1 and nb > 1:
+    tot = Totals(a.size, R, problem.lead_time, problem.initial_inventory)
+    parallel = threads > 1 and R > BLOCK
+    block = max(BLOCK, -(-R // (2 * threads))) if parallel else R
+    args = (int(code), D, a, b, *tot.state(), *_problem_args(problem), int(warmup), max(block, 1), *tot.sums(), tot.demand)
+    if parallel:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         _run_parallel(*args)
     else:
         _run_serial(*args)
-    tot = Totals(P, 0, L, problem.initial_inventory)
-
-    def unblock(x):
-        return np.ascontiguousarray(x.transpose(1, 0, 2).reshape(P, nb * B)[:, :R])
-
-    tot.on, tot.transit = unblock(on), unblock(transit)
-    tot.held, tot.short, tot.setups, tot.sold, tot.outs = (unblock(x) for x in sums)
     return tot
 
 
@@ -265,8 +267,6 @@ class Stepper:
     def __init__(self, problem, D: np.ndarray, P: int, warmup: int = 0):
         self.problem, self.D, self.warmup = problem, np.ascontiguousarray(D), int(warmup)
         self.tot = Totals(P, self.D.shape[1], problem.lead_time, problem.initial_inventory)
-        self.q = np.empty(self.D.shape[1], dtype=np.int64)
-        self.scratch = np.zeros((5, self.D.shape[1]), dtype=np.int64)
 
     def position(self) -> np.ndarray:
         return self.tot.on + self.tot.transit
@@ -276,4 +276,4 @@ class Stepper:
         raw = raw.astype(np.int64) if raw.dtype.kind in "iub" else raw.astype(np.float64)
         raw = np.ascontiguousarray(np.broadcast_to(raw, self.tot.on.shape))
         _step_all(int(t), raw, self.D, *self.tot.state(), *_problem_args(self.problem), self.warmup,
-                  *self.tot.sums(), self.q, self.scratch)
+                  *self.tot.sums(), self.tot.demand)

@@ -87,7 +87,7 @@ def test_blocks_and_two_threads_equal_the_reference(variant):
     from inventory.kernel import BLOCK
 
     p = problem(**variant)
-    D = demand_matrix(p, 2 * BLOCK + 37, seed=2)  # three cache blocks, the last one padded
+    D = demand_matrix(p, 2 * BLOCK + 37, seed=2)  # two threads: three ranges of replications, the last short
     for pol in POLICIES[:2]:
         ref = simulate_reference(p, pol, D)
         _assert_identical(simulate(p, pol, D, threads=1), ref)
