@@ -365,9 +365,13 @@ class ExtractionAgent:
                 and not any(c.kind.startswith("demand") for c in self.pending):
             self._ask_spread(p.demand_mean, p.demand_spread_cue or self.table.get("demand_type") == "random")
         for name, (lo, hi) in p.ambiguous.items():
-            lo_i, hi_i = int(round(lo)), int(round(hi))
+            whole = name in ("time_horizon", "lead_time", "max_inventory", "max_order")
+            # costs and risk: two candidates ("5 dollars, maybe 6") are asked too, never averaged
+            lo_i, hi_i = (int(round(lo)), int(round(hi))) if whole else (round(lo, 6), round(hi, 6))
+            need = "one whole number" if whole else "one value"
             self.pending.append(Clarification(
-                "ambiguous", [name], f"You said {lo_i} to {hi_i} for the {LABELS[name]}; I need one whole number.",
+                "ambiguous", [name], f"You said {_show(name, lo_i)} to {_show(name, hi_i)} for the "
+                f"{LABELS[name]}; I need {need}.",
                 [Option(_show(name, lo_i), {name: lo_i}, value_of=name),
                  Option(_show(name, hi_i), {name: hi_i}, value_of=name)]))
 

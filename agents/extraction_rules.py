@@ -119,7 +119,7 @@ _ANCHORS: dict[str, str] = {
                     r"backorder\w*|unmet|unfilled|unserved|can't serve|cannot serve|turn(?:ed)? away|disappoint\w*|\bempty\b|\bhit\b",
     "setup_cost": r"set[\s-]?up|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
                   r"plac\w*\s+(?:an\s+)?orders?|\bdelivery\b|deliveries|shipping|shipment|\btruck\b|\bfixed\b|"
-                  r"\bflat\b|\bfees?\b|paperwork|admin\w*|ordering",
+                  r"\bflat\b|\bfees?\b|paperwork|admin\w*|ordering|courier\w*|call[\s-]?out",
     "risk_tolerance": r"risk\w*|riskscale|averse|cautious|conservative|aggressive|gambl\w*|\bsafe\b|neutral|"
                       r"\bscale\b|careful|\bbold\b",
 }
@@ -132,9 +132,11 @@ _KIND_PARAMS = {
              "holding_cost", "penalty_cost", "setup_cost", "risk_tolerance"),
 }
 _SETUP_SUFFIX = re.compile(r"^\s*(?:\w+\s+){0,4}?(?:(?:per|each|every|an?|for each|for every|for an?)\s+"
-                           r"(?:order|delivery|shipment|truck|time|batch|purchase order)\b|flat\b|fixed\b|"
+                           r"(?:order|delivery|shipment|truck|time|batch|purchase order|run|trip|drop|drop-off|visit|call-out|"
+                           r"consignment|van)\b|flat\b|fixed\b|"
                            r"regardless|no matter|each time|every time|in (?:shipping|paperwork|admin))")
-_COST_WORD = re.compile(r"\bcosts?\b|\bfees?\b|\bcharges?\b|\bprice|penalt|\bpay|\bspend")
+_COST_WORD = re.compile(r"\bcosts?\b|\bfees?\b|\bcharges?\b|\bprice|penalt|\bpay|\bspend|"
+                        r"\b(?:holding|set[\s-]?up|shortage|stock[\s-]?out)\s*(?:is|=|:|of)\s")
 _LOSS_PREFIX = re.compile(r"\b(?:lose|loses|losing|lost|miss|missed|forgo|give up)\b[^,;]*$")
 _PENALTY_SUFFIX = re.compile(r"(?:of (?:profit|margin|goodwill)|in (?:lost )?(?:profit|margin|goodwill))|"
                              r"(?:per|each|every|an?|for each|for every|on each|on every)\s+(?:lost|missed|"
@@ -157,10 +159,10 @@ _ORDER_PREFIX = re.compile(r"(?:(?:truck\w*|\bvan\b|lorry|pallet|supplier|distri
                            r"manufacturer|shipment|delivery)\b[^,.;]{0,25}?\b(?:can |could |will |would |only |"
                            r"just |won't |doesn't |don't |never )*(?:takes?|carr(?:y|ies)|fits?|holds?|sends?|"
                            r"delivers?|ships?|brings?|allows?|lets us (?:order|have)|caps? \w+ at|limits? \w+ to|"
-                           r"(?:is|are) limited to|(?:is|are) capped at)|(?:pallet|truck ?load|van ?load)s?\b"
+                           r"(?:is|are) limited to|(?:is|are) capped at|(?:be|is|are)(?= (?:at most|up to|no more than|a max)))|(?:pallet|truck ?load|van ?load)s?\b"
                            r"[^,.;]{0,12}?\b(?:is|are|of|has|have))(?:\s+(?:up to|about|around|roughly|maybe|"
                            r"at most|only|just|a max(?:imum)? of|no more than|more than))*\s*$")
-_ITEM_PRICE = re.compile(r"(?:bought|buy|purchase\w*|pay|paid|sells? (?:them |it )?for|retail\w*|price[sd]?|"
+_ITEM_PRICE = re.compile(r"(?:bought|buy|purchase\w*(?! orders?)|pay|paid|sells? (?:them |it )?for|retail\w*|price[sd]?|"
                          r"item costs?|unit costs?|wholesale)\b[^,;]{0,30}?(?:at|for|of|is)?\s*(?:about|around|"
                          r"roughly)?\s*$")
 # "we've been open for 12 years", "started 3 years ago": the shop's history, not a horizon or lead time
@@ -172,6 +174,52 @@ _OTHER_NOUN = re.compile(r"\s*(?:of us\b|of them (?:work|here)|staff|employees|p
                          r"hours?|hrs?|miles?|km|kilometers?|kilometres?)\b")
 _PERISH_DURATION = re.compile(r"(?:die|wilt|spoil|rot|expire|go(?:es)? (?:bad|off|stale)|shelf life|last)\w*"
                               r"(?:\s+\w+){0,3}\s*$")
+
+
+_WEAK_LEAD = re.compile(r"supplier|wholesaler|restock|receiv|replenish")
+# never values: a minimum order quantity ("at least 24 at a time", "MOQ 50") is not the largest order
+_MIN_BOUND = re.compile(r"(?:\bat least|\bminimum(?: order)?(?: quantity| size)?(?: of| is)?|\bmin(?:imum)?\.? order\w*"
+                        r"(?: of| is)?|\bmoq\b(?: of| is)?|no fewer than|no less than|not less than)\s*$")
+# "3 delivery vans", "2 part-time drivers": counts of things that are not stock (one modifier word allowed)
+_OTHER_THINGS = re.compile(r"\s*(?:[a-z-]+\s+)?(?:vans|trucks|lorries|cars|drivers|vehicles|tills|registers|tables|seats|"
+                           r"chairs|desks|counters|floors|rooms|stalls|machines|computers|phones|shifts|owners|"
+                           r"partners|managers|sites|staff|employees|people|workers|branches|stores|shops)\b")
+# a cost per pallet / case: divided by the units in one when the message says how many (PROCEDURE.md)
+_CONTAINER = r"(pallet|case|crate|carton|box|pack)"
+_PER_CONTAINER_SUFFIX = re.compile(r"^\s*(?:[a-z]+\s+){0,2}?(?:per|a|an|each|every|for each|/)\s*" + _CONTAINER + r"\b")
+_PER_CONTAINER_PREFIX = re.compile(r"\b(?:per|each|every|for each|for every|for a|a)\s+" + _CONTAINER + r"\b[^,.;]{0,40}$")
+_CONTAINER_SIZE = [
+    re.compile(r"\b(\d+)\s+(?:[a-z]+\s+)?(?:to|per|in|on)\s+(?:a|an|each|one|every|the)\s+" + _CONTAINER + r"\b"),
+    re.compile(r"\b" + _CONTAINER + r"s?\s+(?:has|holds|is|contains|takes|carries|of|=|:)\s+(?:only\s+|about\s+)?(\d+)\b"),
+]
+
+
+def _container_sizes(sentences: list[str]) -> tuple[dict[str, float], set[tuple[int, int]]]:
+    """{container: units in one} stated anywhere in the message, and where those numbers are (not values)."""
+    sizes: dict[str, float] = {}
+    where: set[tuple[int, int]] = set()
+    for i, sentence in enumerate(sentences):
+        padded = " " + sentence + " "
+        for rx in _CONTAINER_SIZE:
+            for m in rx.finditer(padded):
+                num, name = (1, 2) if m.group(1).isdigit() else (2, 1)
+                if float(m.group(num)) > 1:
+                    sizes[m.group(name)] = float(m.group(num))
+                    where.add((i, m.start(num)))
+    return sizes, where
+
+
+def _per_container(q: Quantity) -> str | None:
+    m = _PER_CONTAINER_SUFFIX.match(q.suffix) or _PER_CONTAINER_PREFIX.search(q.prefix)
+    return m.group(1) if m else None
+
+
+def _is_year(q: Quantity) -> bool:
+    """1998, 2025: a year, never a value (2000 only after "in", "since", ...)."""
+    v = q.raw
+    if v != int(v) or not 1950 <= v <= 2099 or "," in q.text:
+        return False
+    return v % 100 != 0 or bool(re.search(r"\b(?:in|since|of|from|until|till|by|year)\s*$", q.prefix))
 
 
 def _anchors(sentence: str) -> list[tuple[int, int, str]]:
@@ -192,6 +240,8 @@ def _nearest(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], pa
     for start, end, param in anchors:
         if param not in params:
             continue
+        if param == "lead_time" and q.kind != "duration" and _WEAK_LEAD.match(sentence, start):
+            continue  # "the biggest order the supplier accepts is 500": a supplier is not a duration
         if end <= q.start:
             dist = q.start - end
         elif start >= q.end:
@@ -350,7 +400,13 @@ _RISK_WORDS: list[tuple[re.Pattern[str], float]] = [
 ]
 
 
+_DET_STRONG = re.compile(r"(?:doesn't|does not|never|won't|will not)\s+(?:really\s+)?change|\b(?:no|zero)\s+variation|"
+                         r"like clockwork")
+
+
 def _demand_type(sentence: str, about_demand: bool) -> str | None:
+    if about_demand and _DET_STRONG.search(sentence) and not re.search(r"random|unpredictab|fluctuat", sentence):
+        return "deterministic"  # "it never changes from one day to the next": the negation decides
     if _RANDOM_CUES.search(sentence) and (about_demand or re.search(r"random|fluctuat|unpredictab|all over the place",
                                                                    sentence)):
         return "random"
@@ -485,10 +541,9 @@ def _scalar(param: str, q: Quantity, out: ParseResult) -> None:
     if param == "penalty_cost" and q.period:
         out.penalty_per_day = True
     if q.is_range and q.high is not None:
-        if param in INTEGER_FIELDS:
-            out.ambiguous[param] = (value, q.high)
-            return
-        value = (value + q.high) / 2
+        # two candidates ("3 or 4 days", "5 dollars, maybe 6", "risk between -2 and 2"): asked, never averaged
+        out.ambiguous[param] = (value, q.high)
+        return
     if param in INTEGER_FIELDS and q.kind == "bare" and value == int(value):
         value = int(value)
     if isinstance(value, float) and value.is_integer():
@@ -526,6 +581,8 @@ class _Seen:
     corrections: list[tuple[int, int]] = field(default_factory=list)  # positions of "actually", "I meant", ...
     keywords: dict[str, list[tuple[int, object]]] = field(default_factory=dict)  # field -> [(sentence, value)]
     sentence: int = 0
+    container_sizes: dict[str, float] = field(default_factory=dict)  # "30 units to a pallet"
+    container_numbers: set[tuple[int, int]] = field(default_factory=set)  # (sentence, position) of those sizes
 
     def corrected(self, name: str, pos: int) -> bool:
         """A correction cue between the field's earlier value and this position."""
@@ -546,8 +603,12 @@ def parse_utterance(text: str, context: str | None = None, known: dict[str, obje
     known = known or {}
     out = ParseResult()
     norm = normalise_text(text)
-    sentences = split_sentences(norm) or [norm]
+    sentences = _merge_labels(split_sentences(norm) or [norm], norm)
     seen = _Seen()
+    seen.container_sizes, seen.container_numbers = _container_sizes(sentences)
+    if seen.container_sizes and not any(q.kind == "money" and _per_container(q) in seen.container_sizes
+                                        for sentence in sentences for q in scan_quantities(" " + sentence + " ")):
+        seen.container_sizes, seen.container_numbers = {}, set()  # "a pallet is 60 units" alone: a size, not a rate
     for i, sentence in enumerate(sentences):
         seen.sentence = i
         padded = " " + sentence + " "
@@ -574,6 +635,23 @@ def parse_utterance(text: str, context: str | None = None, known: dict[str, obje
     out.unknown = not has_value and bool(_UNKNOWN.search(norm))
     out.question = not has_value and "?" in text and bool(_QUESTION.search(norm))
     out.correction = has_value and bool(_CORRECTION.search(norm))
+    return out
+
+
+def _merge_labels(sentences: list[str], norm: str) -> list[str]:
+    """ "Risk? Minus seven.", "Lead time? 3 days": a one- or two-word question naming a field labels the next
+    sentence (only a question: "They wait. Actually no, they leave." stays two sentences)."""
+    out: list[str] = []
+    i = 0
+    while i < len(sentences):
+        s = sentences[i]
+        if i + 1 < len(sentences) and len(s.split()) <= 2 and not re.search(r"\d", s) and _anchors(" " + s + " ") \
+                and re.search(re.escape(s) + r"\s*\?", norm):
+            out.append(s + " : " + sentences[i + 1])
+            i += 2
+            continue
+        out.append(s)
+        i += 1
     return out
 
 
@@ -633,13 +711,31 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
     sd_cue = re.compile(r"(?:give or take|plus or minus|standard deviation(?: of| is)?|\bsd\b(?: of| is)?|"
                         r"spread of|swings? by(?: about| around)?)\s*$")
     for q in qs:
-        if q.negated:
+        if q.negated or any(i == seen.sentence and q.start <= pos < q.end for i, pos in seen.container_numbers):
             continue
+        if q.kind == "bare" and _is_year(q):
+            continue  # "since 1998", "last year, 2025"
+        if q.kind in ("bare", "count") and _MIN_BOUND.search(q.prefix[-40:]):
+            continue  # a minimum order quantity or a lower bound: not a value of any field
+        if q.kind == "bare" and _OTHER_THINGS.match(q.suffix):
+            continue  # "3 delivery vans", "12 staff"
+        if q.kind == "money":
+            container = _per_container(q)
+            if container is not None and container in seen.container_sizes:
+                size = seen.container_sizes[container]
+                out.notes.append(f"{_fmt(q.raw)} per {container} at {_fmt(size)} units per {container} is "
+                                 f"{_fmt(round(q.value / size, 6))} per unit")
+                q.value, q.raw = q.value / size, q.raw / size
+            elif container == "pallet":
+                continue  # a cost per pallet without the pallet's size: the per-unit cost is unknown, ask
         if q.kind == "money" and not q.period and _ITEM_PRICE.search(q.prefix):
             continue  # "bought at about $112 each" is the item's price, not a cost parameter
         if sd_cue.search(q.prefix) and q.kind in ("bare", "count"):
             demand_qs.append(q)  # the spread of a demand statement, whatever keywords are near
             continue
+        if q.kind == "duration" and re.search(r"\bwait(?:s|ing)?\s*(?:for\s+)?(?:up to\s+|about\s+|maybe\s+)?$",
+                                              q.prefix):
+            continue  # "they'll wait a few days": how long customers wait, not the lead time
         if q.kind == "duration" and _PERISH_DURATION.search(q.prefix):
             continue  # "flowers die within 1 day" is about perishability, not a horizon or lead time
         if q.kind == "bare" and _OTHER_NOUN.match(q.suffix):
@@ -656,6 +752,8 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             continue
         if param == "risk_tolerance" and q.kind != "bare":
             continue
+        if param == "risk_tolerance" and context != "risk_tolerance" and not -10 <= q.value <= 10:
+            continue  # outside the scale and not an answer to the scale question: asked later, never stored
         if param in out.ambiguous:
             continue
         trial = ParseResult()
@@ -710,8 +808,10 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
         seen.keywords.setdefault(name, []).append((seen.sentence, value))
         if name not in out.values:
             out.values[name] = value
-    if (context == "risk_tolerance" or _ANCHOR_RE["risk_tolerance"].search(sentence)) and \
-            "risk_tolerance" not in out.values and "risk_tolerance" not in out.conflicts:
+    # a verbal attitude ("fairly cautious") is mapped onto the scale only as the answer to the scale question
+    # (the read-back shows the number); volunteered, it is not a number the manager said: asked later
+    if context == "risk_tolerance" and "risk_tolerance" not in out.values and "risk_tolerance" not in out.conflicts \
+            and "risk_tolerance" not in out.ambiguous:
         words = _risk_words(sentence)
         if words is not None:
             out.values["risk_tolerance"] = words

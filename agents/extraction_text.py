@@ -90,6 +90,7 @@ _IDIOMS: list[tuple[str, str]] = [
     # the risk scale itself is not an answer: keep a marker word so the sentence still reads as about risk
     (r"(?:on\s+)?(?:a|the)?\s*(?:scale\s+(?:of|from)\s+)?-\s*10\s*(?:to|\.\.|-)\s*\+?10(?:\s+scale)?", " riskscale "),
     (r"\bday after tomorrow\b", "2 days"),
+    (r"\b(?:from\s+)?one day to the next\b|\bfrom day to day\b", " day to day "),  # not "next day" = 1 day
     (r"\b(?:the\s+)?(?:next|following)\s+(?:day|morning)\b", "1 day"),
     (r"\bovernight\b", "1 day"),
     (r"\bsame[\s-]day\b", "0 days"),
@@ -99,10 +100,14 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\b(?:instantly|immediately|right away|straight away|right now|asap)\b", " soon "),
     (r"\bno lead[\s-]?time\b", "lead time 0 days"),
     (r"\b(?:a\s+)?fortnight\b", "14 days"),
+    # half a year is 182 or 183 days: two candidates, so the agent asks (never a silent pick)
+    (r"\bhalf (?:a|one|the) year\b|\bhalf[\s-]year\b", "182 or 183 days"),
+    (r"\b(?:the\s+)?(?:next|coming|following|upcoming)\s+quarter\b", "90 days"),
+    (r"\b(?:the\s+)?(?:next|coming|following|upcoming)\s+(week|month|year)\b", r"1 \1"),
     (r"\bhalf (?:a )?dozen\b", "6"),
     (r"\ba couple(?: of)?(?= dozen)\b", "2"),
     (r"\ba couple(?: of)?\b", "2"),
-    (r"\ba few\b", "3"),
+    (r"\ba few\b", "2 or 3"),  # vague: two candidates, so a field gets asked, never a silent 3
     (r"\b(?:a|one) dozen\b", "12"),
     (r"\bhalf a (?:dollar|buck|quid)\b", "$0.5"),
     (r"\ba (?:dollar|buck|quid)\b", "$1"),
@@ -159,7 +164,8 @@ _INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm
                            r"(?:^\s*|(?<=[.!?])\s*)wait\s*[,!:\-\u2026]+\s*|"
                            r"(?:\.{2,}|\u2026)\s*(?:no|sorry|actually)\b,?\s*|"
                            r"\b(?:no|sorry)\s*,\s*(?:make (?:it|that)|i mean)\b,?\s*|"
-                           r",?\s*\b(?:uh|um|er|erm|oh)\s*,?\s*no\b\s*[,.!-]*\s*|[,;-]\s*no\s*,\s*(?=\d|[a-z]+ (?:days?|units?))")
+                           r",?\s*\b(?:uh|um|er|erm|oh)\s*,?\s*no\b\s*[,.!-]*\s*|[,;-]\s*no\s*,\s*(?=[$\u20ac\u00a3]?\d|[a-z]+ (?:days?|units?))|"
+                           rf"(?:,\s*|\b(?:actually|no|sorry|oh|or)\s*,?\s*)make (?:it|that)\s+(?=[$\u20ac\u00a3]?\d|(?:a|an|{_NUMWORD})\b)")
 
 
 def _prepare(text: str) -> str:
@@ -286,7 +292,7 @@ def scan_quantities(sentence: str) -> list[Quantity]:
                 re.fullmatch(r"\s*and\s*", between) and re.search(r"between\s*\$?\s*$", q.prefix))
             # "3 days, sometimes 4": a hedged larger second value makes a range
             hedged = re.fullmatch(r"\s*,?\s*(?:and |but |or )?(?:sometimes|occasionally|at times|now and then|"
-                                  r"or even|maybe even|up to)\s*", between)
+                                  r"or even|maybe even|up to|maybe|perhaps|possibly|or maybe|or perhaps|could be|might be)\s*", between)
             compatible = q.kind == "bare" or r.kind in ("bare", "count", q.kind)
             if (joined or hedged) and compatible and abs(r.raw) >= abs(q.raw):
                 merged = r

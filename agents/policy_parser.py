@@ -153,8 +153,9 @@ class _Found:
     strict: bool | None = None  # for triggers: True below, False at-or-below, None bare
 
 
-_ON_HAND = re.compile(r"on[\s-]?hand|on\s+the\s+shel(?:f|ves)|physical(?:ly)?\s+(?:stock|inventory|count|have|hold)|"
-                      r"shelf\s+stock|in\s+the\s+stockroom|(?:have|left)\s+in\s+the\s+(?:store|shop)")
+_ON_HAND = re.compile(r"on[\s-]?hand|on\s+the\s+shel(?:f|ves)|physical(?:ly)?\s+(?:stock|inventory|count|have|hold|in|there)|"
+                      r"shelf\s+(?:stock|count)|in\s+the\s+(?:stockroom|fridge|freezer|cooler|back\s?room)|"
+                      r"(?:have|left)\s+in\s+the\s+(?:store|shop)|count\s+only\s+what|only\s+what(?:'s|\s+is)\s+(?:on|in)")
 _POSITION = re.compile(r"inventory[\s-]+position|on[\s-]+order|in[\s-]+transit|outstanding|pipeline|incoming|"
                        r"already[\s-]+ordered|position|on[\s-]+the[\s-]+way|en[\s-]+route|not\s+yet\s+(?:arrived|received)")
 
@@ -183,19 +184,24 @@ _TRIGGER_ORLESS = re.compile(
     r"(?:inventory|stock|position|level|on[\s-]?hand|you\s+have|we\s+have|there\s+are|down\s+to|only)\D{0,30}?" + r"\b" + NUM
     + r"\s*(?:units?|items?|pieces|[a-z]+)?\s+or\s+(?:fewer|less|below|lower|under)\b"
 )
+_TRIGGER_IS_ORLESS = re.compile(r"(?:\bis|\bare|\bhits?|\breaches|\bsits\s+at|\bat)\s+" + NUM
+                                + r"\s*(?:units?|items?)?\s+or\s+(?:fewer|less|below|lower|under)\b")
 _TRIGGER_LEFT = re.compile(r"(?:have|has|with|are)\s+(?:only\s+)?" + NUM + r"\s*(?:units?|items?|[a-z]+)?\s+(?:or\s+(?:fewer|less)\s+)?left")
 _TRIGGER_SYMBOL = re.compile(r"(?:position|inventory|stock|ip|level|on[\s-]?hand|\bx)\s*(?P<op><=|≤|=<|<)\s*" + NUM)
 _REORDER_POINT = re.compile(
     r"(?:re-?order(?:ing)?|trigger|minimum|min)[\s-]+(?:point|level|threshold|trigger|stock\s+level|inventory\s+level)s?"
-    r"(?:\s*\((?:s|r|rop)\))?" + CONNECT + APPROX + NUM
+    r"(?:\s*\((?:s|r|rop)\))?(?:\s+(?:i|we)\s+(?:computed|calculated|got|derived|found|suggest|recommend))?"
+    + CONNECT + APPROX + NUM
 )
+# "min 15 / max 50": a min/max pair is (s, S)
+_MIN_MAX = re.compile(r"\bmin(?:imum)?\s*[=:]?\s*" + NUM + r"\s*(?:units?)?\s*(?:/|,|;|and|-)\s*max(?:imum)?\s*[=:]?\s*" + NUM)
 _MIN_EQ = re.compile(r"\bmin(?:imum)?(?:\s*[=:]|\s+(?:at|of|to|is))\s*" + NUM)
 
 _UPTO_VERB = re.compile(
     r"(?:order|ordering|replenish|restock|refill|fill|top|topping|bring|brings|bringing|raise|raising|build|rebuild|back|reset|restore|stock|get)"
     r"(?:\s+(?:it|inventory|stock|the\s+(?:inventory|stock|position|level)|your\s+(?:inventory|stock|position)|the\s+inventory\s+position|"
     r"position|enough|units|back))*"
-    r"(?:[\s-]+up)?[\s-]+to(?:\s+(?:a|the|an))?(?:\s+(?:target|level|total|max(?:imum)?|stock\s+level|inventory\s+level|position))*"
+    r"(?:[\s-]+up)?[\s-]+to(?:\s+(?:a|the|an|your|its))?(?:\s+(?:target|level|total|max(?:imum)?|capacity|stock\s+level|inventory\s+level|position))*"
     r"(?:\s+(?:of|at|=|:))?\s*(?:\(S\)\s*(?:of|=|:)?\s*)?" + APPROX + NUM
 )
 _UPTO_NAMED = re.compile(
@@ -227,13 +233,22 @@ _CAP = re.compile(
     r"|limit(?:ed)?\s+(?:each\s+order\s+|orders?\s+|it\s+)?to|at\s+most)\s+" + NUM + r"(?=\s*(?:units?|items?)?\s*(?:per|each|a|in|at|\.|,|;|$|\)))"
 )
 _DAILY = re.compile(r"\b(?:every|each|per|a)\s+(?:single\s+)?(?:day|period|morning|evening|review)\b|\bdaily\b")
-_EVERY_N = re.compile(r"every\s+(?:(\d+)|(two|three|four|five|six|seven|ten|fourteen))\s+days?|\bevery\s+(other\s+)?week\b|\bweekly\b|\bevery\s+(two)\s+weeks\b|\bfortnightly\b")
+_EVERY_N = re.compile(r"every\s+(?:(\d+)|(two|three|four|five|six|seven|ten|fourteen))\s+days?|\bevery\s+(other\s+|second\s+)?week\b|\bweekly\b|\bevery\s+(two|2)\s+weeks\b|\bfortnightly\b|\bbi-?weekly\b")
+_EVERY_OTHER_DAY = re.compile(r"\bevery\s+(?:other|second|2nd)\s+day\b|\balternate\s+days\b")
+_MONTHLY = re.compile(r"\bonce\s+a\s+month\b|\bevery\s+month\b|\beach\s+month\b|\bmonthly\s+(?:order|review|delivery|"
+                      r"replenishment|schedule|cycle)|\b(?:order|review|restock|replenish)\w*\s+(?:\w+\s+){0,3}?monthly\b|"
+                      r"(?:^|[.;:]\s*)monthly\b")
+_EVERY_WEEKS = re.compile(r"\bevery\s+(\d+)\s+weeks\b")
 _WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10, "fourteen": 14}
 _RANGE_HIGH = re.compile(r"\s*(?:-|–|—|to|or)\s*\$?(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|%))")
 # a capacity the advice itself states ("your storage capacity is 80 units", "with room for 80")
 _ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|holds?\s+(?:at\s+most|up\s+to)?)\D{0,25}?"
-                           r"(\d+(?:\.\d+)?)(?=\s*(?:units?|items?|pieces|\.|,|;|\)|$))|(\d+)[\s-]+units?\s+(?:of\s+)?"
+                           r"(\d+(?:\.\d+)?)(?=\s*(?:units?|items?|pieces|\.|,|;|\)|$|and\b|but\b|so\b|with\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
                            r"(?:storage\s+)?capacity")
+# an order limit the advice itself states ("the supplier's maximum order is 40 units")
+_ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?order(?:\s+(?:size|quantity))?(?:\s+(?:is|of|=|:|at))+\s*"
+                            + NUM + r"|(?:supplier|vendor|wholesaler|truck|van)\D{0,30}?(?:caps?|limits?)\s+(?:each\s+|every\s+)?"
+                            r"orders?\s+(?:at|to)\s+" + NUM)
 _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
 
 
@@ -250,7 +265,11 @@ def _rounded(m: re.Match) -> str:
 def _normalise(text: str) -> str:
     text = _ROUNDED.sub(_rounded, replace_number_words(text))
     t = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "14 + 25 = 39" -> "39"
-    t = t.replace("\u2264", "<=").replace("\u2013", "-").replace("\u2014", "-").replace("**", "").replace("`", "")
+    t = t.replace("\u2264", "<=").replace("**", "").replace("`", "")
+    t = re.sub(r"[\u2010\u2011\u2012\u2013\u2014\u2212]", "-", t)  # non-breaking, figure, en/em dash, minus
+    # a markdown table row "| s | 18 |" or "| Reorder point | 20 |" -> "s = 18."
+    t = re.sub(r"^[ \t]*\|?[ \t]*([A-Za-z][A-Za-z ()/'-]{0,40}?)[ \t]*\|[ \t]*(\d+(?:\.\d+)?)[ \t]*(?:units?[ \t]*)?\|?[ \t]*$",
+               r"\1 = \2.", t, flags=re.M)
     t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)
     return t
 
@@ -296,10 +315,53 @@ def _distinct(found: list[_Found]) -> list[float]:
     return [v for v in values if v in whole or not any(abs(v - w) < 1 for w in whole)]
 
 
+_OPTION_LABEL = re.compile(r"\b(?:option|plan|alternative|choice|scenario|policy)\s+(?:#\s*)?([a-e1-5])(?![\w.])|"
+                           r"\(([a-e1-5])\)", re.I)
+_RECOMMEND = re.compile(r"(?:recommend(?:ed|ation)?|suggest(?:ed|ion)?|go\s+with|choose|pick|prefer(?:red)?|best(?:\s+choice)?"
+                        r"(?:\s+is)?|i'?d\s+take)\s*(?:is\s*)?[:\-]?\s*(?:option\s+|plan\s+|policy\s+|choice\s+)?"
+                        r"\(?([a-e1-5])\)?(?![\w])", re.I)
+_REJECTED = re.compile(r"not\s+recommended|(?:don't|do\s+not|wouldn't|would\s+not)\s+recommend|advise\s+against|"
+                       r"\brejected\b", re.I)
+
+
+def recommended_part(text: str) -> tuple[str, str]:
+    """The part of an advice text that holds the recommended policy, and a note on the choice ("" if none).
+
+    "Option A: s=10, S=40. Option B: s=15, S=50. I recommend option B." -> the text before the first option plus
+    option B's part; sentences that call a policy "not recommended" are dropped. Without a recommendation
+    among several options the whole text is kept (and two values for one role stay "unparseable").
+    """
+    labels = [(m.start(), (m.group(1) or m.group(2)).lower()) for m in _OPTION_LABEL.finditer(text)]
+    rec = [m for m in _RECOMMEND.finditer(text)]
+    names = {n for _, n in labels}
+    if len(names) >= 2:
+        for r in rec:
+            chosen = r.group(1).lower()
+            if chosen not in names:
+                continue
+            inside = lambda pos: any(q.start() <= pos < q.end() for q in rec)  # noqa: E731
+            defs = [(pos, n) for pos, n in labels if not inside(pos)]
+            starts = [pos for pos, n in defs if n == chosen]
+            if not starts or not defs:
+                continue
+            start = starts[0]
+            later = [pos for pos, n in defs if pos > start and n != chosen]
+            end = later[0] if later else len(text)
+            return text[:defs[0][0]] + " " + text[start:end], f"option {chosen} of {len(names)} is the recommended one"
+    parts = re.split(r"(?<=[.!?])\s+|\n+", text)
+    kept = [p for p in parts if not _REJECTED.search(p)]
+    if len(kept) < len(parts) and re.search(r"\d", " ".join(kept)):
+        return " ".join(kept), "a policy marked as not recommended was left out"
+    return text, ""
+
+
 def parse_policy(text: str, capacity: int | None = None, max_order: int | None = None) -> ParsedPolicy:
     """Parse one advice text; `capacity` resolves "order up to capacity" and checks feasibility."""
     text = text or ""
-    x = _Extractor(text)
+    part, choice = recommended_part(replace_number_words(text))
+    x = _Extractor(part)
+    if choice:
+        x.notes.append(choice)
     low = x.low
     basis = "on_hand" if _ON_HAND.search(low) and not _POSITION.search(low) else "position"
 
@@ -313,6 +375,11 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
         x.used.add(m.start(g))
     if capacity is None and stated_capacity is not None:
         capacity = stated_capacity
+    stated_max_order = None
+    for m in _ACK_MAX_ORDER.finditer(low):
+        g = 1 if m.group(1) else 2
+        stated_max_order = int(float(m.group(g)))
+        x.used.add(m.start(g))
 
     # -- notation (case-sensitive: s vs S) -------------------------------------------------------------------------
     trig: list[_Found] = []
@@ -343,7 +410,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     for f in x.all(_TRIGGER_BARE_LT):
         f.strict = True
         trig.append(f)
-    for f in x.all(_TRIGGER_ORLESS) + x.all(_TRIGGER_LEFT):
+    for f in x.all(_TRIGGER_ORLESS) + x.all(_TRIGGER_IS_ORLESS) + x.all(_TRIGGER_LEFT):
         f.strict = False
         trig.append(f)
     for m in _TRIGGER_SYMBOL.finditer(low):
@@ -351,6 +418,9 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
         if f:
             f.strict = m.group("op") == "<"
             trig.append(f)
+    for m in _MIN_MAX.finditer(low):
+        trig += [f for f in [x.take(m, 1)] if f]
+        upto += [f for f in [x.take(m, 2)] if f]
     trig += x.all(_REORDER_POINT) + x.all(_MIN_EQ)
 
     bases = x.all(_BASE_STOCK) + x.all(_KEEP_AT)
@@ -399,6 +469,14 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
             return ParsedPolicy("infeasible", text, kind="ss" if S_i is not None else "sq", basis=basis,
                                 params={"s": s_i}, reason=f"reorder point {s_i} is above {whose} ({capacity})")
         s_eff = s_i if strict else s_i + 1
+        if S_i is not None and stated_capacity is not None and S_i > stated_capacity:
+            return ParsedPolicy("infeasible", text, kind="ss", basis=basis, params={"s": s_eff, "S": S_i},
+                                reason=f"order-up-to level {S_i} is above the capacity the advice itself states "
+                                       f"({stated_capacity})")
+        if S_i is None and Q_i is not None and stated_max_order is not None and Q_i > stated_max_order:
+            return ParsedPolicy("infeasible", text, kind="sq", basis=basis, params={"s": s_eff, "Q": Q_i},
+                                reason=f"order quantity {Q_i} is above the maximum order the advice itself states "
+                                       f"({stated_max_order})")
         if S_i is not None:
             if S_i < s_eff:
                 return ParsedPolicy("infeasible", text, kind="ss", basis=basis, params={"s": s_eff, "S": S_i},
@@ -430,6 +508,16 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     else:
         why = "no ordering rule with numbers" if not _NO_POLICY.search(low) else "the reply declines to give a policy"
         return ParsedPolicy("unparseable", text, basis=basis, reason=why)
+    big_s = params.get("S")
+    if big_s is not None and stated_capacity is not None and big_s > stated_capacity:
+        return ParsedPolicy("infeasible", text, kind=kind, basis=basis, params=params,
+                            reason=f"order-up-to level {big_s} is above the capacity the advice itself states "
+                                   f"({stated_capacity})")
+    q_each = params.get("Q", params.get("q"))
+    if q_each is not None and stated_max_order is not None and q_each > stated_max_order:
+        return ParsedPolicy("infeasible", text, kind=kind, basis=basis, params=params,
+                            reason=f"order quantity {q_each} is above the maximum order the advice itself states "
+                                   f"({stated_max_order})")
     if cap is not None and kind in ("ss", "base_stock", "periodic"):
         params["cap"] = cap
     if kind == "constant":
@@ -443,6 +531,13 @@ _WEEKDAY_SCHEDULE = re.compile(rf"\b(?:every|each|on)\s+{_WEEKDAYS}s?\b|\b{_WEEK
 
 
 def _period(low: str) -> int | None:
+    if _EVERY_OTHER_DAY.search(low):
+        return 2
+    m = _EVERY_WEEKS.search(low)
+    if m:
+        return 7 * int(m.group(1))
+    if _MONTHLY.search(low):
+        return 30
     if _WEEKDAY_SCHEDULE.search(low):
         if len(set(re.findall(_WEEKDAYS, low))) > 1:
             return None  # "every Monday and Thursday": not one fixed period
