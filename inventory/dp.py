@@ -381,26 +381,79 @@ def solve(
     max_iter: int = 20_000,
     doublings: int = 8,
 ) -> DPResult:
-    """Optimal expected cost and an optimal policy by dynamic programming.
+    r"""Optimal expected cost and an optimal policy of the periodic-review problem, by dynamic programming.
+
+    The value function lives on the reduced state s = (A, x_2..x_L), A = I + x_1 the stock available this
+    period (see the module docstring). With c(A) = E[h (A - D)^+ + b (D - A)^+] and I'(A, D) the next on-hand
+    (`dynamics.settle`: lost sales, backlog, perishable), the finite-horizon recursion is
+
+        V_T = 0,
+        V_t(A, x_2..x_L) = c(A) + min_{0 <= q <= r(s)} { K 1{q > 0} + E_D V_{t+1}(I'(A, D) + x_2, x_3..x_L, q) },
+
+    where r(s) = min(q_max, (I_max - y)^+) is the order cap on the inventory position y (`dynamics.room`).
+    For the long-run average cost g the stationary equation h(s) + g = (T h)(s) is solved by relative value
+    iteration (Puterman 1994, sec. 8.5.5), stopped when the Odoni bounds
+    min_s [(T h)(s) - h(s)] <= g <= max_s [(T h)(s) - h(s)] are within `tol` (relative) of each other.
 
     Parameters
     ----------
-    problem : the inventory problem (horizon T, demand D, h, b, K, lead time L, caps).
-    objective : "finite" (minimum expected total cost over T periods from the initial state) or "average"
-        (minimum long-run average cost per period g, by relative value iteration).
-    max_states, max_work : tractability ceilings on the reduced state count and on the flops of the solve.
-    bounds : explicit truncation bounds (no doubling); default `default_bounds`, doubled up to `doublings`
-        times while the optimal policy presses on them.
-    tol, max_iter : relative value iteration stops when the Odoni bounds are within tol (relative) or after
-        max_iter backups.
+    problem : Problem
+        Horizon T, demand distribution D, holding cost h, penalty b (per lost unit, or per backlogged unit
+        per period), setup cost K, lead time L, caps q_max (max_order) and I_max (max_inventory), initial
+        on-hand I_0, and the lost-sales / backlog and perishability rules.
+    objective : {"finite", "average"}
+        "finite": min E[sum_{t<T} c_t] from (I_0, 0..0); "average": the optimal long-run average cost g
+        per period (the initial state does not matter).
+    max_states, max_work : int, float
+        Tractability ceilings on the reduced state count and on the flops of the whole solve; beyond them
+        the result is "intractable" (nothing is computed).
+    bounds : Bounds, optional
+        Explicit truncation (lowest stock, highest position, largest order), solved once. By default
+        `default_bounds` (demand quantiles, not the caps) is used and doubled, up to `doublings` times,
+        while the optimal policy presses on it, so the truncation never decides the answer.
+    tol, max_iter : float, int
+        Stopping rule of relative value iteration ("average" only).
+    doublings : int
+        How many times the default bounds may be doubled.
 
     Returns
     -------
-    DPResult with status "solved", "bounded" (gap = improvement the last doubling gave, an estimate of what
-    wider bounds could still gain; None when no doubling was possible), "not converged" (optimal_cost = the
-    midpoint of the Odoni bounds, gap = their width) or "intractable" (states = the full state count).
+    DPResult
+        `status` "solved"; "bounded" (the optimum still presses on the truncation after the last doubling:
+        `gap` = the improvement the last doubling gave, an estimate of what wider bounds could still gain);
+        "not converged" (relative value iteration stopped at `max_iter`: `optimal_cost` is the midpoint of the
+        Odoni bounds, `gap` their width, so |g - optimal_cost| <= gap / 2); or "intractable" (`states` = the
+        full state count, no cost). `policy` is the optimal state policy (a table on the truncated grid).
 
-    Zipkin (2008) Table 1 values are reproduced to 0.005 (tests/test_inventory_dp.py, benchmarks/bench_dp.py).
+    Raises
+    ------
+    ValueError
+        When `objective` is not "finite" or "average".
+
+    References
+    ----------
+    Zipkin, P. (2008). Old and new methods for lost-sales inventory systems. Operations Research 56(5),
+    1256-1263 (Table 1: optimal average costs, reproduced to 0.005 in tests/test_inventory_dp.py and
+    benchmarks/bench_dp.py). Zipkin, P. (2000). Foundations of Inventory Management, ch. 9. Bijvank, M. &
+    Vis, I. F. A. (2011). Lost-sales inventory theory: a review. EJOR 215(1), 1-13. Puterman, M. L. (1994).
+    Markov Decision Processes, sec. 8.5.
+
+    Examples
+    --------
+    Zipkin (2008), Table 1: lost sales, Poisson(5) demand, h = 1, p = 4, lead time L = 1, optimal long-run
+    average cost 4.04 (no setup cost, caps far above demand):
+
+    >>> from inventory.demand import Demand
+    >>> from inventory.problem import Problem
+    >>> p = Problem(horizon=50, demand=Demand.poisson(5), lost_sales=True, holding_cost=1, penalty_cost=4,
+    ...             setup_cost=0, lead_time=1, max_inventory=200, max_order=200)
+    >>> r = solve(p, objective="average")
+    >>> r.status, round(r.optimal_cost, 2)
+    ('solved', 4.04)
+    >>> solve(p, objective="discounted")
+    Traceback (most recent call last):
+    ...
+    ValueError: objective: 'discounted' is not allowed; allowed: finite, average
     """
     if objective not in ("finite", "average"):
         raise ValueError(f"objective: {objective!r} is not allowed; allowed: finite, average")

@@ -40,7 +40,11 @@ from inventory.problem import Problem
 
 
 def room(position, max_order, max_inventory):
-    """The order cap: the largest order allowed, min(q_max, (I_max - position)^+)."""
+    """The order cap: the largest order allowed, min(q_max, (I_max - position)^+).
+
+    >>> room(np.array([0, 25, 38, 45]), 20, 40).tolist()   # q_max = 20 binds, then I_max = 40, then nothing
+    [20, 15, 2, 0]
+    """
     return np.minimum(np.maximum(max_inventory - position, 0), max_order)
 
 
@@ -70,6 +74,11 @@ def settle(available, demand, lost_sales, perishable):
     Returns (next_on_hand, held, short, sold): held = (A - D)^+ (charged h), short = (D - A)^+ (charged b:
     lost units, or the whole waiting backlog), sold = demand met from stock now. Unmet demand is dropped
     (lost sale) or carried as negative stock (backlog); perishable stock keeps only its negative part.
+
+    >>> [x.tolist() for x in settle(np.array([5, 2, -1]), np.array([3, 4, 2]), False, False)]  # backlog
+    [[2, -2, -3], [2, 0, 0], [0, 2, 3], [3, 2, 0]]
+    >>> [x.tolist() for x in settle(np.array([5, 2]), np.array([3, 4]), True, True)]  # lost sales, perishable
+    [[0, 0], [2, 0], [0, 2], [3, 2]]
     """
     net = available - demand
     held = np.maximum(net, 0)
@@ -153,7 +162,18 @@ class Step:
 
 
 def step(problem: Problem, on_hand, pipeline, raw_order, demand) -> Step:
-    """One period from an explicit state; pipeline shape (..., L), oldest (arriving) first."""
+    """One period from an explicit state; pipeline shape (..., L), oldest (arriving) first.
+
+    Lost sales, L = 1, h = 1, b = 4, K = 2, caps q_max = 10, I_max = 12: on-hand 3 with 4 arriving, a raw
+    order of 9 is cut to 12 - 7 = 5; 7 units meet demand 9, 2 are lost: cost K + b 2 = 10.
+
+    >>> from inventory.demand import Demand
+    >>> p = Problem(horizon=5, demand=Demand.poisson(5), lost_sales=True, holding_cost=1, penalty_cost=4,
+    ...             setup_cost=2, lead_time=1, max_inventory=12, max_order=10)
+    >>> st = step(p, 3, [4], 9, 9)
+    >>> int(st.order), int(st.on_hand), st.pipeline.tolist(), float(st.cost), int(st.short)
+    (5, 0, [5], 10.0, 2)
+    """
     on_hand = np.asarray(on_hand, dtype=np.int64)
     pipeline = np.asarray(pipeline, dtype=np.int64).reshape(on_hand.shape + (problem.lead_time,))
     q = cap_order(raw_order, inventory_position(on_hand, pipeline), problem.max_order, problem.max_inventory)

@@ -98,11 +98,79 @@ def simulate(
     backend: str | None = None,
     threads: int = 1,
 ) -> SimResult:
-    """Run `policy` (P parameter sets) on every row of `demands` (R, T); the first `warmup` periods are not counted.
+    """Run `policy` (P parameter sets) on every demand path of `demands` and total each run's costs.
 
-    `backend` numba (compiled kernel), numpy (reference) or torch (see module docstring); None lets
-    `choose_backend` pick (numba unless a GPU is present and the run is very large). The totals are identical.
-    `threads` > 1 parallelises the numba kernel over replications.
+    Every run starts from (I_0, 0..0) and follows the rules of `inventory.dynamics` period by period: the
+    policy's raw order from the state, capped to q_t <= min(q_max, (I_max - y_t)^+) (y_t the inventory
+    position), arrival of x_1 (or of q_t when L = 0), demand D_t served from A_t = I_t + x_1, the rest lost or
+    backlogged. Row p of the policy and path r total, over the counted periods t = warmup..T-1,
+
+        C_pr = sum_t K 1{q_t > 0} + h H_t + b B_t,   H_t = (A_t - D_t)^+,   B_t = (D_t - A_t)^+
+
+    (B_t counts lost units under lost sales, the whole waiting backlog under backorders). All P rows see the
+    same R paths (common random numbers), so their differences carry no sampling noise from the demand.
+
+    Parameters
+    ----------
+    problem : Problem
+        Costs h, b, K, lead time L, caps q_max and I_max, initial on-hand I_0, lost sales / backlog,
+        perishability.
+    policy : Policy
+        P parameter rows (e.g. `SSPolicy(s=[...], S=[...])` is the whole grid at once).
+    demands : ndarray of int, shape (R, T)
+        One demand path per row (`demand_matrix` draws them).
+    warmup : int
+        Leading periods simulated but not counted (long-run averages start from a warmed-up state).
+    detailed : bool
+        Also return units sold and stock-out periods.
+    backend : {"numba", "numpy", "torch"}, optional
+        The compiled kernel, the readable reference, or torch tensors (see the module docstring); None lets
+        `choose_backend` pick (numba unless a GPU is present and the run is very large). Totals are identical.
+    threads : int
+        Threads of the numba kernel over replications.
+
+    Returns
+    -------
+    SimResult
+        `cost`, `held`, `short`, `orders` (P, R) totals over the `periods` counted periods, `sold` and
+        `stockout_periods` when `detailed`, and `demand` (R,) the demand per path. Averages per period are
+        `cost / periods`.
+
+    Raises
+    ------
+    ValueError
+        `backend` not among the allowed values.
+
+    References
+    ----------
+    Law, A. M. (2015). Simulation Modeling and Analysis, 5th ed., ch. 11 (common random numbers).
+    Zheng, Y.-S. & Federgruen, A. (1991), Operations Research 39(4) (the exact (s,S) cost used below).
+
+    Examples
+    --------
+    Constant demand 3, lost sales, L = 0, h = 1, b = 4, K = 1, four periods, base-stock levels 2 and 5 on the
+    same path: S = 2 loses one unit a period (4 x 4 + 4 setups = 20), S = 5 keeps two (4 x 2 + 4 = 12):
+
+    >>> import numpy as np
+    >>> from inventory.demand import Demand
+    >>> from inventory.policies import BaseStockPolicy, SSPolicy
+    >>> from inventory.problem import Problem
+    >>> p = Problem(horizon=4, demand=Demand.poisson(3), lost_sales=True, holding_cost=1, penalty_cost=4,
+    ...             setup_cost=1, lead_time=0, max_inventory=20, max_order=20)
+    >>> sim = simulate(p, BaseStockPolicy(S=[2, 5]), np.array([[3, 3, 3, 3]]))
+    >>> [float(c) for c in sim.cost[:, 0]], [int(b) for b in sim.short[:, 0]]
+    ([20.0, 12.0], [4, 0])
+
+    Backorders, Poisson(6), h = 1, b = 4, K = 5, L = 0: the (s,S) = (5, 10) policy (reorder when y < 5) is
+    Zheng & Federgruen's optimum, long-run average cost 8.0341; 1,000 paths of 500 counted periods agree
+    within three standard errors:
+
+    >>> q = p.with_(horizon=50, demand=Demand.poisson(6), lost_sales=False, setup_cost=5, max_inventory=100,
+    ...             max_order=100)
+    >>> sim = simulate(q, SSPolicy(5, 10), demand_matrix(q, replications=1000, periods=600, seed=0), warmup=100)
+    >>> g = sim.cost[0] / sim.periods
+    >>> round(float(g.mean()), 2), bool(abs(g.mean() - 8.0341) < 3 * g.std(ddof=1) / np.sqrt(g.size))
+    (8.04, True)
     """
     backend = choose_backend(backend, policy.size * int(np.size(demands)))
     if backend == "numpy":

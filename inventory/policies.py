@@ -28,7 +28,11 @@ class PolicySpecError(ValueError):
 
 
 def ss_rule(position, s, S):
-    """(s,S) (Scarf 1960): order S - y when y < s."""
+    """(s,S) (Scarf 1960): order S - y when y < s.
+
+    >>> ss_rule(np.array([3, 4, 5, 9]), 5, 10).tolist()
+    [7, 6, 0, 0]
+    """
     return (position < s) * (S - position)
 
 
@@ -43,7 +47,11 @@ def sq_rule(position, s, Q):
 
 
 def rq_rule(position, R, Q):
-    """(R,Q) with multiples: the fewest batches of Q that bring y to R, ceil((R - y)^+ / Q) Q."""
+    """(R,Q) with multiples: the fewest batches of Q that bring y to R, ceil((R - y)^+ / Q) Q.
+
+    >>> rq_rule(np.array([0, 7, 10, 12]), 10, 4).tolist()
+    [12.0, 4.0, 0.0, 0.0]
+    """
     return np.ceil(np.maximum(R - position, 0) / Q) * Q
 
 
@@ -240,7 +248,15 @@ class StatePolicy(Policy):
 
 
 def parse_policy_spec(spec: str) -> Policy:
-    """`ss:s,S`, `sq:s,Q`, `rq:R,Q`, `bs:S`, `const:q` -> a Policy (the CLI's --evaluate)."""
+    """`ss:s,S`, `sq:s,Q`, `rq:R,Q`, `bs:S`, `const:q` -> a Policy (the CLI's --evaluate).
+
+    >>> parse_policy_spec("ss: 20, 45").label()
+    '(s=20, S=45)'
+    >>> parse_policy_spec("ss:45,20")
+    Traceback (most recent call last):
+    ...
+    inventory.policies.PolicySpecError: --evaluate: (s,S) needs s <= S, got 'ss:45,20'
+    """
     m = re.fullmatch(r"\s*([a-z]+)\s*:\s*([-\d.,\s]+)", str(spec).lower())
     forms = "ss:s,S | sq:s,Q | rq:R,Q | bs:S | const:q"
     if not m:

@@ -427,11 +427,84 @@ def search_ss(
     coarse_points: int = 13,
     exact: bool | None = None,
 ) -> SSSearchResult:
-    """Best (s,S) with 0 <= s < S <= max_inventory under the problem's caps.
+    """Best (s,S) policy, 0 <= s < S <= max_inventory, under the problem's caps: order S - y when y < s.
 
-    exact: None = exact wherever tractable (backorders, not perishable); False = always Monte Carlo;
-    True = exact or a ValueError naming why not. On the exact path with criterion="mean", the fresh
-    replications only estimate the winner's std_cost (final_reps=0 skips them; std_cost is then nan).
+    The policy is applied to the inventory position y = I + x_1 + ... + x_L before ordering, and the order is
+    then capped by the dynamics (`dynamics.room`), so the winner is the best *capped* (s,S) policy. Candidates
+    are ranked by the expected cost C(s,S) (criterion "mean") or by the risk-adjusted objective
+
+        L(pi) = E[C] + exp(-lambda) Std[C]                                   (criterion "objective"),
+
+    lambda the problem's risk tolerance. Where the position chain is exact (backorders, not perishable) the
+    long-run average cost of every pair of the bounded grid comes from the renewal formula of Zheng &
+    Federgruen (1991),
+
+        c(s,S) = [K + sum_{j=0}^{S-s} m(j) G(S - j)] / sum_{j=0}^{S-s} m(j),
+
+    with G(y) = E[h (y - D_L)^+ + b (D_L - y)^+] the expected holding/backorder cost L periods after
+    ordering up to y (D_L the demand over L + 1 periods) and m the renewal mass function of the demand
+    (m(0) = 1/(1 - p(0)), m(j) = sum_{i=1}^{j} p(i) m(j - i) / (1 - p(0)): the expected number of periods a
+    cycle spends at cumulative demand j; the sums run to S - s because this search reorders when y < s).
+    The finite-horizon cost comes from a backward recursion vectorised over policies. Elsewhere (lost sales, perishable, or too large) a Monte Carlo search
+    screens a coarse lattice on common random numbers, refines around the leaders and re-scores them on
+    fresh replications (see the module docstring).
+
+    Parameters
+    ----------
+    problem : Problem
+        Demand D, h, b, K, lead time L, caps q_max and I_max, horizon T, risk tolerance lambda.
+    objective : {"finite", "average"}
+        Expected total cost over T periods from the initial state, or long-run average cost per period.
+    criterion : {"mean", "objective"}
+        Rank by E[C] or by L(pi).
+    seed : int
+        Seed of the common random numbers (screening; the fresh re-scoring uses derived seeds).
+    screen_reps, final_reps : int
+        Replications per screened pair and for the final re-scoring of the leaders. On the exact path with
+        criterion "mean" the fresh replications only estimate the winner's std_cost (final_reps=0 skips them;
+        std_cost is then nan).
+    leaders : int
+        How many of the best screened pairs are re-scored.
+    coarse_points : int
+        Lattice points per axis of the first (coarse) screening grid.
+    exact : bool, optional
+        None: exact wherever tractable; False: always Monte Carlo; True: exact or a ValueError naming why not.
+
+    Returns
+    -------
+    SSSearchResult
+        s, S, `mean_cost` (exact where the exact path ran: `stderr` = 0 and `exact_cost` set), `std_cost`,
+        `objective_value` L(pi), the leaders table, `method` ("exact" | "monte_carlo") and `grid_limit`.
+
+    Raises
+    ------
+    ValueError
+        `objective` or `criterion` not among the allowed values, or exact=True on a lost-sales or perishable
+        problem.
+
+    References
+    ----------
+    Zheng, Y.-S. & Federgruen, A. (1991). Finding optimal (s,S) policies is about as simple as evaluating a
+    single policy. Operations Research 39(4), 654-665. Scarf, H. (1960). The optimality of (S,s) policies in
+    the dynamic inventory problem. Zipkin, P. (2000). Foundations of Inventory Management, ch. 6.
+
+    Examples
+    --------
+    Backorders, L = 0, Poisson(6) demand, h = 1, b = 4, K = 5, long-run average cost: Zheng & Federgruen's
+    algorithm (as implemented by stockpyl, `s_s_discrete_exact(1, 4, 5, True, 6)`) gives s = 4, S = 10,
+    g = 8.0341; it reorders when y <= s, this search when y < s, so the same policy is (s, S) = (5, 10) here:
+
+    >>> from inventory.demand import Demand
+    >>> from inventory.problem import Problem
+    >>> p = Problem(horizon=50, demand=Demand.poisson(6), lost_sales=False, holding_cost=1, penalty_cost=4,
+    ...             setup_cost=5, lead_time=0, max_inventory=100, max_order=100)
+    >>> r = search_ss(p, objective="average", final_reps=0)
+    >>> (r.s, r.S, round(r.mean_cost, 4), r.method)
+    (5, 10, 8.0341, 'exact')
+    >>> search_ss(p, criterion="median")
+    Traceback (most recent call last):
+    ...
+    ValueError: criterion: 'median' is not allowed; allowed: mean, objective
     """
     if criterion not in ("mean", "objective"):
         raise ValueError(f"criterion: {criterion!r} is not allowed; allowed: mean, objective")
