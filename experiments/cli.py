@@ -36,6 +36,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "the fine-tuned Human Imitator: corpus -> LoRA SFT -> fidelity metrics -> merged model -> serve"),
     "serve": ("experiments.cli_serve",
               "run a Ray Serve HTTP app (OpenAI-compatible imitator, consultant API, LLM emulator)"),
+    "web": ("experiments.cli_web", "the consultant's web page (chat, policy plot, order form, downloads) on Ray Serve"),
+    "keys": ("experiments.cli_keys", "create, list or revoke API keys (stored hashed in the sessions database)"),
+    "sessions": ("experiments.cli_web", "export data-collection sessions as prompt-response JSONL for the imitator"),
 }
 # Modules that add sub-commands, in listing order; a missing one is skipped so partial installs still run.
 COMMAND_MODULES = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))

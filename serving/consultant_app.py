@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Literal
 
 from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from ray import serve
 
-from serving.guard import DEFAULT_MAX_BODY, Guard, install, load_key_digests
+from serving.guard import DEFAULT_MAX_BODY, Guard, install
 from serving.isolation import Budget, Isolator, Refused
 from serving.protocol import error_body
 
@@ -52,6 +52,12 @@ class SolveRequest(BaseModel):
     method: Literal["ss", "dp", "all"] = "all"
     replications: int = Field(2000, ge=2, le=100_000)
     seed: int = Field(0, ge=0, le=2**32 - 1)
+
+
+class OrderRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    on_hand: int = Field(ge=0, le=10_000_000)
+    in_transit: int = Field(0, ge=0, le=10_000_000)
 
 
 class MessageRequest(BaseModel):
@@ -105,6 +111,8 @@ def session_state(session) -> dict:
         "table": {p: {"value": values.get(p), "status": table.status(p)} for p in PARAMETERS},
         "transcript": [list(t) for t in session.transcript()],
     }
+    if getattr(session, "scenario", None):  # data-collection mode: what the participant plays (serving.collect)
+        state["scenario"] = session.scenario
     if session.result is not None:
         state["policy"] = session.result.winner.as_dict()
         state["scores"] = [{"name": s.name, "label": s.label, "mean_cost": s.mean_cost, "std_cost": s.std_cost}
@@ -112,12 +120,14 @@ def session_state(session) -> dict:
     return finite(state)
 
 
-def _new_session_task() -> tuple[bytes, str, dict]:
+def _new_session_task(collect: bool = False) -> tuple[bytes, str, dict]:
     import cloudpickle
 
     from agents.dialogue import Consultant
+    from serving.collect import new_scenario
 
     session = Consultant(optimize=limited_optimize)
+    session.scenario = new_scenario() if collect else None
     reply = session.start()
     return cloudpickle.dumps(session), reply, session_state(session)
 
@@ -154,14 +164,15 @@ def _owner(request: Request) -> str:
 class ConsultantAPI:
     def __init__(self, config: dict | None = None):
         from inventory.demand import forbid_file_access
+        from serving.keys import KeyStore
         from serving.sessions import SessionStore
 
         config = config or {}
         forbid_file_access()  # request data never names a file this process reads
-        keys = [k for k in str(config.get("api_keys", "")).split(",") if k.strip()]
-        GUARD.key_digests = load_key_digests(keys, config.get("api_keys_file"))
-        self.store = SessionStore(config.get("sessions_url"))
+        self.store = SessionStore(config.get("sessions_url"))  # upgrades the schema to head (Alembic)
+        GUARD.configure(config, KeyStore(self.store.engine))  # keys from args/env/file and `askopt keys create`
         self.isolator = Isolator(Budget(seconds=float(config.get("timeout_seconds", 60.0))))
+        self.collect = str(config.get("collect", "")).lower() in ("1", "true", "yes")
         self.isolator.warm()
 
     @app.get("/healthz")
@@ -169,7 +180,7 @@ class ConsultantAPI:
         sessions = await asyncio.to_thread(self.store.count)
         return {"status": "ok", "store": self.store.backend, "sessions": sessions,
                 "running": self.isolator.running, "stopped_early": self.isolator.killed,
-                "auth": GUARD.enabled}
+                "auth": GUARD.enabled, "collect": self.collect}
 
     @app.post("/v1/solve")
     async def solve(self, req: SolveRequest):
@@ -200,11 +211,12 @@ class ConsultantAPI:
     @app.post("/v1/sessions")
     async def new_session(self, request: Request):
         try:
-            blob, reply, state = await self.isolator.run(_new_session_task)
+            blob, reply, state = await self.isolator.run(_new_session_task, self.collect)
         except Refused as exc:
             return _refusal(exc)
         sid = uuid.uuid4().hex
-        await asyncio.to_thread(self.store.create, sid, _owner(request), blob, state)
+        await asyncio.to_thread(self.store.create, sid, _owner(request), blob, state,
+                                "collect" if self.collect else "consult")
         return {"session_id": sid, "reply": reply, **state}
 
     async def _row(self, sid: str, request: Request):
@@ -239,6 +251,43 @@ class ConsultantAPI:
                                 status_code=404)
         return {"session_id": sid, **row.state}
 
+    # ---- what the page shows once there is a policy (serving.session_views, computed in the child) ----
+    async def _view(self, sid: str, request: Request, task, *args):
+        row = await self._row(sid, request)
+        if row is None:
+            return JSONResponse(error_body(f"session_id: unknown session {sid[:40]!r}", param="session_id"),
+                                status_code=404)
+        try:
+            return await self.isolator.run(task, row.blob, *args)
+        except Refused as exc:
+            return _refusal(exc)
+
+    @app.get("/v1/sessions/{sid}/inventory.svg", response_class=Response)
+    async def inventory_plot(self, sid: str, request: Request):
+        from serving.session_views import plot_task
+
+        out = await self._view(sid, request, plot_task)
+        return out if isinstance(out, Response) else Response(out, media_type="image/svg+xml")
+
+    @app.post("/v1/sessions/{sid}/order")
+    async def order_now(self, sid: str, req: OrderRequest, request: Request):
+        from serving.session_views import order_task
+
+        return await self._view(sid, request, order_task, req.on_hand, req.in_transit)
+
+    @app.get("/v1/sessions/{sid}/artifacts/{name}", response_class=Response)
+    async def artifact(self, sid: str, name: str, request: Request):
+        from serving.session_views import ARTIFACT_FILES, artifacts_task
+
+        if name not in ARTIFACT_FILES:
+            return JSONResponse(error_body(f"name: {name[:40]!r} is not allowed; allowed: "
+                                           f"{', '.join(ARTIFACT_FILES)}", param="name"), status_code=404)
+        out = await self._view(sid, request, artifacts_task)
+        if isinstance(out, Response):
+            return out
+        kind = "application/json" if name.endswith(".json") else "text/csv"
+        return Response(out[name], media_type=kind, headers={"content-disposition": f'attachment; filename="{name}"'})
+
     # ---- the web page (assets from serving/web; nothing from a CDN) ----
     @app.get("/", include_in_schema=False)
     async def index(self):
@@ -261,10 +310,13 @@ def build_app(args: dict | None = None):
     passes the key=value pairs (or a config file's `args:`) as a dict.
 
     Keys: sessions_url (default $ASKOPT_SESSIONS_URL or ~/.askopt/sessions.db), api_keys (comma-separated),
-    api_keys_file, num_replicas, num_cpus (per replica, default 1), timeout_seconds.
+    api_keys_file, num_replicas, num_cpus (per replica, default 1), timeout_seconds, rate_per_minute and burst
+    (per key, `serving.guard`), cors_origins (comma-separated; default none: CORS off), collect (data-collection
+    mode: every new session is a scenario a participant plays, `serving.collect`).
     """
     args = dict(args or {})
-    allowed = ("sessions_url", "api_keys", "api_keys_file", "num_replicas", "num_cpus", "timeout_seconds")
+    allowed = ("sessions_url", "api_keys", "api_keys_file", "num_replicas", "num_cpus", "timeout_seconds",
+               "rate_per_minute", "burst", "cors_origins", "collect")
     unknown = set(args) - set(allowed)
     if unknown:
         raise ValueError(f"args: {sorted(unknown)[0]!r} is not allowed; allowed: {', '.join(allowed)}")

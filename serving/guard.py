@@ -1,11 +1,18 @@
-"""What stands in front of both HTTP apps: body-size limit, API keys, and field-named 4xx for every bad body.
+"""What stands in front of both HTTP apps: body-size limit, API keys, rate limits, CORS, and field-named 4xx.
 
 - Body size: a pure ASGI middleware reads at most `max_body_bytes` (Content-Length checked first, chunked bodies
   counted as they arrive) and answers 413 past it, before FastAPI parses anything.
 - API keys: bearer tokens from `$ASKOPT_API_KEYS` (comma-separated) and/or a keys file (one per line, either the
   key itself or `sha256:<hex digest>`); when any key is configured, every route but the open ones answers 401
   without a valid `Authorization: Bearer <key>`. Keys are compared by SHA-256 digest; the digest's prefix is the
-  owner id that sessions are filed under.
+  owner id that sessions are filed under. Keys made by `askopt keys create` live hashed in the sessions database
+  (`serving.keys`); the guard re-reads the active ones at most every `KEYS_TTL` seconds, so a revoked key stops
+  working within that time on every replica. The owner of such a key is its public id.
+- Rate limits: a token bucket per key (`rate_per_minute`, refilled continuously, `burst` deep; a key's own rate in
+  the database overrides the app's), 429 with `Retry-After` when empty. Only when keys are on: without keys there
+  is no identity to limit. Buckets live in each replica's memory, so N replicas allow up to N times the rate.
+- CORS: off unless `cors_origins` is configured (no Access-Control-* header is ever sent), so a page on another
+  site cannot read answers with a visitor's browser; with origins listed, those origins (and only they) may call.
 - Validation: FastAPI's 422 detail becomes the project's error body with the field named (`seed: Input should
   be a valid integer`), and a JSON body nested past the parser's recursion limit is a 400, not a 500.
 """
@@ -15,7 +22,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import os
+import threading
+import time
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -27,6 +37,9 @@ from serving.protocol import error_body
 KEYS_ENV = "ASKOPT_API_KEYS"
 KEYS_FILE_ENV = "ASKOPT_API_KEYS_FILE"
 DEFAULT_MAX_BODY = 64 * 1024
+DEFAULT_RATE_PER_MINUTE = 120.0
+DEFAULT_BURST = 30.0
+KEYS_TTL = 5.0  # seconds between re-reads of the key table
 
 
 def digest(key: str) -> str:
@@ -50,6 +63,23 @@ def load_key_digests(keys: list[str] | None = None, keys_file: str | None = None
     return out
 
 
+class TokenBucket:
+    """`rate` tokens per second up to `burst`; `take()` answers 0 (allowed) or the seconds until a token exists."""
+
+    def __init__(self, rate: float, burst: float):
+        self.rate, self.burst = rate, max(1.0, burst)
+        self.tokens, self.stamp = self.burst, time.monotonic()
+
+    def take(self, now: float | None = None) -> float:
+        now = time.monotonic() if now is None else now
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return 0.0
+        return (1.0 - self.tokens) / self.rate
+
+
 class Guard:
     """Per-app settings; `owner(request)` is the caller's owner id ("" when keys are off)."""
 
@@ -58,10 +88,43 @@ class Guard:
         self.key_digests = key_digests
         self.open_paths = open_paths
         self.open_prefixes = open_prefixes
+        self.key_store = None  # serving.keys.KeyStore when keys live in a database
+        self._db_keys: dict = {}
+        self._db_made = False
+        self._db_read = -math.inf
+        self.rate_per_minute = DEFAULT_RATE_PER_MINUTE
+        self.burst = DEFAULT_BURST
+        self.cors_origins: tuple[str, ...] = ()
+        self._buckets: dict[str, TokenBucket] = {}
+        self._lock = threading.Lock()
+
+    def configure(self, config: dict, key_store=None) -> None:
+        """A replica's settings from its app args: api_keys, api_keys_file, rate_per_minute, burst, cors_origins;
+        `key_store` reads the keys made by `askopt keys create`."""
+        keys = [k for k in str(config.get("api_keys", "") or "").split(",") if k.strip()]
+        self.key_digests = load_key_digests(keys, config.get("api_keys_file"))
+        self.key_store, self._db_read, self._db_made, self._db_keys = key_store, -math.inf, False, {}
+        self.rate_per_minute = float(config.get("rate_per_minute", DEFAULT_RATE_PER_MINUTE))
+        self.burst = float(config.get("burst", DEFAULT_BURST))
+        origins = config.get("cors_origins") or ()
+        if isinstance(origins, str):
+            origins = origins.split(",")
+        self.cors_origins = tuple(o.strip().rstrip("/") for o in origins if o.strip())
+        self._buckets = {}
+
+    def _active_db_keys(self) -> dict:
+        if self.key_store is not None and time.monotonic() - self._db_read > KEYS_TTL:
+            with self._lock:
+                if time.monotonic() - self._db_read > KEYS_TTL:
+                    self._db_made, self._db_keys = self.key_store.snapshot()
+                    self._db_read = time.monotonic()
+        return self._db_keys
 
     @property
     def enabled(self) -> bool:
-        return bool(self.key_digests)
+        """Keys are on when any is configured, including a database whose keys are all revoked."""
+        self._active_db_keys()
+        return bool(self.key_digests) or self._db_made
 
     def is_open(self, path: str) -> bool:
         return path in self.open_paths or any(path.startswith(p) for p in self.open_prefixes)
@@ -72,11 +135,34 @@ class Guard:
             return ""
         if not authorization or not authorization.lower().startswith("bearer "):
             return None
-        d = digest(authorization[7:].strip())
+        key = authorization[7:].strip()
+        from serving.keys import verify
+
+        key_id = verify(key, self._active_db_keys())
+        if key_id is not None:
+            return key_id
+        d = digest(key)
         for known in self.key_digests:
             if hmac.compare_digest(d, known):
                 return d[:16]
         return None
+
+    def wait_seconds(self, owner: str) -> float:
+        """0 when `owner` may make a request now, else the seconds until it may (its bucket is empty)."""
+        if not owner or self.rate_per_minute <= 0:
+            return 0.0
+        own = self._db_keys.get(owner)
+        rate = (own.rate_per_minute if own is not None and own.rate_per_minute else self.rate_per_minute) / 60.0
+        with self._lock:
+            bucket = self._buckets.get(owner)
+            if bucket is None or bucket.rate != rate:
+                bucket = self._buckets[owner] = TokenBucket(rate, self.burst)
+            return bucket.take()
+
+    def cors_headers(self, origin: str | None) -> dict:
+        if origin and origin.rstrip("/") in self.cors_origins:
+            return {"access-control-allow-origin": origin, "vary": "Origin"}
+        return {}
 
 
 def _json_response(status: int, body: dict, headers: dict | None = None):
@@ -84,6 +170,15 @@ def _json_response(status: int, body: dict, headers: dict | None = None):
     hdrs = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
     hdrs += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
     return payload, hdrs
+
+
+def _with_headers(send, extra: dict):
+    async def wrapped(message):
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": list(message.get("headers", [])) +
+                       [(k.encode(), v.encode()) for k, v in extra.items()]}
+        await send(message)
+    return wrapped
 
 
 class GuardMiddleware:
@@ -105,6 +200,15 @@ class GuardMiddleware:
         root = scope.get("root_path", "")
         if root and path.startswith(root):
             path = path[len(root):] or "/"
+        cors = self.guard.cors_headers(headers.get("origin"))
+        if cors and scope.get("method") == "OPTIONS" and "access-control-request-method" in headers:
+            await send({"type": "http.response.start", "status": 204, "headers": [
+                (k.encode(), v.encode()) for k, v in {**cors, "access-control-allow-methods": "GET, POST",
+                                                      "access-control-allow-headers": "authorization, content-type",
+                                                      "access-control-max-age": "600"}.items()]})
+            return await send({"type": "http.response.body", "body": b""})
+        if cors:
+            send = _with_headers(send, cors)
         if not self.guard.is_open(path):
             owner = self.guard.check(headers.get("authorization"))
             if owner is None:
@@ -112,6 +216,12 @@ class GuardMiddleware:
                     "authorization: a valid API key is required (header 'Authorization: Bearer <key>')",
                     kind="authentication_error", param="authorization"), {"www-authenticate": "Bearer"})
             scope.setdefault("state", {})["owner"] = owner
+            wait = self.guard.wait_seconds(owner)
+            if wait > 0:
+                return await self._send(send, 429, error_body(
+                    f"rate limit: this key has used its requests for now; retry in {math.ceil(wait)} s",
+                    kind="rate_limit_error", param="authorization"),
+                    {"retry-after": str(math.ceil(wait))})
         too_big = error_body(f"body: larger than this server's limit of {self.max_body} bytes", param="body")
         length = headers.get("content-length")
         if length is not None:

@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from ray import serve
 
-from serving.guard import Guard, install, load_key_digests
+from serving.guard import Guard, install
 from serving.protocol import (
     ChatMessage,
     ChatRequest,
@@ -81,9 +81,11 @@ class ImitatorEndpoint:
         from inventory.demand import forbid_file_access
 
         forbid_file_access()  # a ground truth never names a file this process reads
+        from serving.keys import KeyStore, keys_url
+
         config = config or {}
-        keys = [k for k in str(config.get("api_keys", "")).split(",") if k.strip()]
-        GUARD.key_digests = load_key_digests(keys, config.get("api_keys_file"))
+        url = keys_url(config.get("keys_url"), must_exist=True)  # the keys `askopt keys create` made, if any
+        GUARD.configure(config, KeyStore(url) if url else None)
         self.model_name = model_name
 
     @app.get("/v1/models")
@@ -110,15 +112,18 @@ class ImitatorEndpoint:
 def build_app(args: dict | str | None = None):
     """Serve's application builder: `serve run serving.imitator_app:build_app model_name=... api_keys_file=...`.
 
-    Keys: model_name, api_keys (comma-separated), api_keys_file, num_replicas. A bare string is the model name.
+    Keys: model_name, api_keys (comma-separated), api_keys_file, keys_url (the database `askopt keys create`
+    writes; default $ASKOPT_SESSIONS_URL, else ~/.askopt/sessions.db if it exists), num_replicas,
+    rate_per_minute, burst, cors_origins. A bare string is the model name.
     """
     if isinstance(args, str):
         args = {"model_name": args}
     args = dict(args or {})
-    unknown = set(args) - {"model_name", "api_keys", "api_keys_file", "num_replicas"}
+    allowed = ("model_name", "api_keys", "api_keys_file", "keys_url", "num_replicas", "rate_per_minute", "burst",
+               "cors_origins")
+    unknown = set(args) - set(allowed)
     if unknown:
-        raise ValueError(f"args: {sorted(unknown)[0]!r} is not allowed; allowed: model_name, api_keys, "
-                         "api_keys_file, num_replicas")
+        raise ValueError(f"args: {sorted(unknown)[0]!r} is not allowed; allowed: {', '.join(allowed)}")
     model = args.pop("model_name", MODEL_NAME)
     replicas = int(args.pop("num_replicas", 1))
     return ImitatorEndpoint.options(num_replicas=replicas).bind(model, args)
