@@ -232,7 +232,7 @@ def _anchors(sentence: str) -> list[tuple[int, int, str]]:
 
 def _boundaries(sentence: str, a: int, b: int) -> int:
     lo, hi = min(a, b), max(a, b)
-    return len(re.findall(r"[,;]|\band\b|\bbut\b|\bso\b", sentence[lo:hi]))
+    return len(re.findall(r"[,;]|\band\b|\bbut\b|\bso\b|\s-\s", sentence[lo:hi]))
 
 
 def _nearest(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], params: tuple[str, ...]) -> str | None:
@@ -370,7 +370,7 @@ _LOST = re.compile(r"(?:won't|don't|do not|will not|never|can't|nobody|no one|no
                    r"hold on|hang on|come back)|(?:go|goes|went|head|shop|buy|get|grab|pick|order)\w*\s+"
                    r"(?:\w+\s+){0,4}?instead|something else|another brand|substitut\w*|switch (?:to|brands)|"
                    r"try (?:the |a )?(?:next|another|other)|don't bother|do without|go without|"
-                   r"lose the sale|sale is lost|sales are lost|walk (?:away|out|off)|go(?:es)? (?:to )?"
+                   r"lose the sale|sales? (?:is|are) (?:simply |just |then )?lost|walk (?:away|out|off)|go(?:es)? (?:to )?"
                    r"(?:elsewhere|somewhere else|another|a competitor|the competition|the shop down)|"
                    r"buy (?:it )?elsewhere|competitor|\bleave\w*|shop down the road|take their business|"
                    r"don't come back|never come back|gone for good|\bgone\b|"

@@ -35,6 +35,9 @@ _WORD_RUN = re.compile(
 _ONE_ITEM = re.compile(r"\b(?:keep|keeping|hold|holding|store|storing|stock|stocking|for|per|of|each|every|"
                        r"with|on|lose|losing|sell|selling|miss|missing)\s+$")
 _ONE_OK = re.compile(r"\s*(?:day|days|week|weeks|month|months|year|years|quarter|unit|units|dollar|dollars)\b")
+# ... but "give or take one", "risk tolerance is one.": a number after a spread cue or before the clause ends
+_ONE_SPREAD = re.compile(r"(?:give or take|plus or minus|deviation of|sd of|either way by)\s+$")
+_ONE_END = re.compile(r"\b(?:is|be|of|at|=|:)\s+(?:minus\s+|negative\s+|plus\s+)?$")
 
 
 def words_to_number(phrase: str) -> float | None:
@@ -71,7 +74,10 @@ def replace_number_words(text: str) -> str:
 def _replace_word_numbers(text: str) -> str:
     def repl(m: re.Match[str]) -> str:
         phrase = m.group(0)
-        if phrase.strip() == "one" and text.strip() != "one" and (
+        before = text[max(0, m.start() - 30): m.start()]
+        spread_or_end = _ONE_SPREAD.search(before) or (_ONE_END.search(before) and re.match(r"\s*(?:[.,;!?]|-\s|$)",
+                                                                                             text[m.end():]))
+        if phrase.strip() == "one" and text.strip() != "one" and not spread_or_end and (
                 not _ONE_OK.match(text, m.end()) or _ONE_ITEM.search(text, max(0, m.start() - 30), m.start())):
             return phrase  # "keep one unit on the shelf": an article, not a quantity
         value = words_to_number(phrase)
@@ -107,7 +113,9 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\bhalf (?:a )?dozen\b", "6"),
     (r"\ba couple(?: of)?(?= dozen)\b", "2"),
     (r"\ba couple(?: of)?\b", "2"),
-    (r"\ba few\b", "2 or 3"),  # vague: two candidates, so a field gets asked, never a silent 3
+    # vague: two candidates, so a field gets asked, never a silent 3 ("a few risks", "a few customers" stay words)
+    (r"\ba few(?= (?:more )?(?:days?|weeks?|months?|units?|items?|pieces|boxes|dollars|bucks|quid|euros|cents)\b)",
+     "2 or 3"),
     (r"\b(?:a|one) dozen\b", "12"),
     (r"\bhalf a (?:dollar|buck|quid)\b", "$0.5"),
     (r"\ba (?:dollar|buck|quid)\b", "$1"),
@@ -123,7 +131,7 @@ _IDIOMS: list[tuple[str, str]] = [
 _DURATION_WORDS = "day|week|month|year|quarter"
 # "a week" -> "1 week" only where it is a duration, not a rate ("42 a week")
 _A_PERIOD = re.compile(rf"\b(?:a|an)\s+(full\s+)?({_DURATION_WORDS})\b")
-_RATE_BEFORE = re.compile(r"(?:\d[^\s]*(?:\s+[a-z]+){0,3}|\b(?:units?|items?|pieces?|boxes|bottles|loaves|cents|dollars|bucks|each|one|"
+_RATE_BEFORE = re.compile(r"(?:\d[^\s]*(?:\s+[a-z]+){0,4}|\b(?:units?|items?|pieces?|boxes|bottles|loaves|cents|dollars|bucks|each|one|"
                           r"customers|crates|cases|stems|sandwiches|per unit|an? unit|an? item))\s*$")
 
 
@@ -273,7 +281,7 @@ _COUNT_NOUN = re.compile(r"\s*(?:more\s+)?(?:(?!per\b|a\b|an\b|each\b|every\b)[a
                          r"tablets?|packets?|doses?|tyres?|tires?|screws?|bolts?|pairs?|jars?|trays?)\b")
 _APPROX = re.compile(r"\b(?:about|around|roughly|approximately|approx|maybe|like|some|or so|ish|perhaps|"
                      r"something like|in the region of|close to|nearly|almost|probably|guess|say)\b")
-_BOUNDARY = re.compile(r"[,;]|\band\b|\bbut\b")
+_BOUNDARY = re.compile(r"[,;]|\band\b|\bbut\b|\s-\s")  # " - " joins clauses ("fee $40 - risk is -9")
 
 
 def scan_quantities(sentence: str) -> list[Quantity]:

@@ -242,7 +242,8 @@ _EVERY_WEEKS = re.compile(r"\bevery\s+(\d+)\s+weeks\b")
 _WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10, "fourteen": 14}
 _RANGE_HIGH = re.compile(r"\s*(?:-|–|—|to|or)\s*\$?(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|%))")
 # a capacity the advice itself states ("your storage capacity is 80 units", "with room for 80")
-_ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|holds?\s+(?:at\s+most|up\s+to)?)\D{0,25}?"
+_ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|holds?\s+(?:at\s+most|up\s+to)?|"
+                           r"(?:can|could)\s+(?:only\s+)?(?:store|hold|fit|keep))\D{0,25}?"
                            r"(\d+(?:\.\d+)?)(?=\s*(?:units?|items?|pieces|\.|,|;|\)|$|and\b|but\b|so\b|with\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
                            r"(?:storage\s+)?capacity")
 # an order limit the advice itself states ("the supplier's maximum order is 40 units")
@@ -263,7 +264,10 @@ def _rounded(m: re.Match) -> str:
 
 
 def _normalise(text: str) -> str:
-    text = _ROUNDED.sub(_rounded, replace_number_words(text))
+    text = re.sub(r"\bhalf\s+a\s+dozen\b", "6", text, flags=re.I)
+    text = re.sub(r"\b(?:a|one)\s+dozen\b", "12", text, flags=re.I)
+    text = re.sub(r"\b(\d+)\s+dozen\b", lambda m: str(12 * int(m.group(1))), replace_number_words(text), flags=re.I)
+    text = _ROUNDED.sub(_rounded, text)
     t = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "14 + 25 = 39" -> "39"
     t = t.replace("\u2264", "<=").replace("**", "").replace("`", "")
     t = re.sub(r"[\u2010\u2011\u2012\u2013\u2014\u2212]", "-", t)  # non-breaking, figure, en/em dash, minus
