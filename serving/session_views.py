@@ -18,7 +18,7 @@ import numpy as np
 PLOT_REPLICATIONS = 200
 PLOT_SEED = 0
 MAX_POINTS = 400  # longer horizons are drawn every k-th day
-W, H, LEFT, RIGHT, TOP, BOTTOM = 560, 260, 48, 16, 16, 36
+W, H, LEFT, RIGHT, TOP, BOTTOM = 640, 276, 48, 16, 16, 52
 ARTIFACT_FILES = ("config.json", "policy_evaluation_results.csv")  # optimization.artifacts' CONFIG_FILE, RESULTS_FILE
 
 
@@ -46,6 +46,7 @@ def trajectory(result, replications: int = PLOT_REPLICATIONS, seed: int = PLOT_S
     demand = demand_paths(problem.demand, replications, T, seed, compiled=False)  # (T, R); no JIT wait
     on_hand, pipeline = initial_state(problem, (replications,))
     stock = np.empty((T, replications), dtype=np.int64)
+    position = np.empty((T, replications), dtype=np.int64)
     orders = np.empty((T, replications), dtype=np.int64)
     for t in range(T):
         if policy.needs_state:
@@ -54,11 +55,12 @@ def trajectory(result, replications: int = PLOT_REPLICATIONS, seed: int = PLOT_S
             raw = np.asarray(policy.order_from_position(inventory_position(on_hand, pipeline)[None], t))[0]
         s = step(problem, on_hand, pipeline, raw, demand[t])
         on_hand, pipeline = s.on_hand, s.pipeline
-        stock[t], orders[t] = on_hand, s.order
+        stock[t], orders[t], position[t] = on_hand, s.order, inventory_position(on_hand, pipeline)
     return {"policy": rule.label, "params": {k: float(v) for k, v in rule.params.items()},
             "days": T, "replications": replications, "max_inventory": problem.max_inventory,
             "mean": stock.mean(axis=1).tolist(), "p10": np.percentile(stock, 10, axis=1).tolist(),
             "p90": np.percentile(stock, 90, axis=1).tolist(), "path": stock[:, 0].tolist(),
+            "position": position.mean(axis=1).tolist(),
             "orders_per_day": float((orders > 0).mean())}
 
 
@@ -72,7 +74,7 @@ def inventory_svg(tr: dict) -> str:
     k = max(1, -(-T // MAX_POINTS))
     days = list(range(0, T, k))
     levels = {name: v for name, v in tr["params"].items() if name in ("s", "S")}
-    top = max([1.0, *tr["p90"], *tr["path"], *levels.values()]) * 1.08
+    top = max([1.0, *tr["p90"], *tr["path"], *tr["position"], *levels.values()]) * 1.08
     x = lambda d: LEFT + (W - LEFT - RIGHT) * (d / max(1, T - 1))  # noqa: E731
     y = lambda v: TOP + (H - TOP - BOTTOM) * (1 - v / top)  # noqa: E731
 
@@ -93,15 +95,19 @@ def inventory_svg(tr: dict) -> str:
         out.append(f'<text x="{_fmt(x(d))}" y="{H - BOTTOM + 14}" font-size="10" text-anchor="middle">{d + 1}</text>')
     out.append(f'<polygon class="band" points="{band}" fill="#2a6fb0" fill-opacity="0.18" stroke="none"/>')
     out.append(f'<polyline class="path" points="{line(tr["path"])}" fill="none" stroke="#999" stroke-width="1"/>')
+    out.append(f'<polyline class="position" points="{line(tr["position"])}" fill="none" stroke="#b05a2a" '
+               'stroke-width="1.5" stroke-dasharray="1 2"/>')
     out.append(f'<polyline class="mean" points="{line(tr["mean"])}" fill="none" stroke="#2a6fb0" '
                'stroke-width="2"/>')
     for name, v in levels.items():
         out.append(f'<line class="level" x1="{LEFT}" x2="{W - RIGHT}" y1="{_fmt(y(v))}" y2="{_fmt(y(v))}" '
                    f'stroke="#b05a2a" stroke-dasharray="4 3"/><text x="{W - RIGHT - 2}" y="{_fmt(y(v) - 3)}" '
                    f'font-size="10" text-anchor="end" fill="#b05a2a">{escape(name)} = {v:g}</text>')
-    out.append(f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 4}" font-size="11" text-anchor="middle">day '
-               f'(on-hand stock at the end of the day; {tr["replications"]} simulated runs: mean, 10-90% band, '
-               'one run)</text>')
+    mid = (LEFT + W - RIGHT) / 2
+    out.append(f'<text x="{mid}" y="{H - 20}" font-size="11" text-anchor="middle">day (on hand at the end of the '
+               f'day, {tr["replications"]} simulated runs: mean, 10-90% band, one run)</text>'
+               f'<text x="{mid}" y="{H - 5}" font-size="11" text-anchor="middle">dotted: mean stock position = on '
+               'hand + on the way (what s and S apply to)</text>')
     out.append(f'<text x="12" y="{(TOP + H - BOTTOM) / 2}" font-size="11" text-anchor="middle" '
                f'transform="rotate(-90 12 {(TOP + H - BOTTOM) / 2})">units on hand</text></svg>')
     return "".join(out)

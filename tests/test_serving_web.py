@@ -1,6 +1,7 @@
 """The consultant's web page in headless Chromium (Debian's chromium + chromium-driver, driven by Selenium):
-load the page, hold a consultation, see the parameter table fill in and the recommended policy with its cost plot,
-with no JavaScript errors. The screenshot goes to $ASKOPT_SCREENSHOT_DIR (default: pytest's tmp dir)."""
+load the page, hold a consultation, see the parameter table fill in and the recommended policy with its plots
+(simulated inventory, cost per candidate), ask "how much should I order now" through the form and download the
+deployment artifacts, with no JavaScript errors. The screenshot goes to $ASKOPT_SCREENSHOT_DIR (default: pytest's tmp dir)."""
 
 import os
 import shutil
@@ -64,7 +65,12 @@ def test_a_consultation_in_the_browser(page_url, tmp_path):
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1300,1100"):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    opts.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                           "download.prompt_for_download": False})
     driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
     try:
         driver.get(page_url)
         wait = WebDriverWait(driver, 60)
@@ -90,6 +96,22 @@ def test_a_consultation_in_the_browser(page_url, tmp_path):
         assert len(bars) >= 2  # one bar of simulated cost per candidate policy
         assert len(driver.find_elements(By.CSS_SELECTOR, "#cost-plot rect.winner")) == 1
         assert driver.find_element(By.CSS_SELECTOR, 'tr[data-param="max_order"] td.value').text == "25"
+        # the simulated inventory plot (an SVG the server draws): one point per day of the 90-day horizon
+        WebDriverWait(driver, 180).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#inventory-svg polyline.mean"))
+        mean = driver.find_element(By.CSS_SELECTOR, "#inventory-svg polyline.mean").get_attribute("points")
+        assert len(mean.split()) == 90
+        assert driver.find_elements(By.CSS_SELECTOR, "#inventory-svg polygon.band")
+        # "how much should I order now": the interpretation agent's tool through the form
+        driver.find_element(By.ID, "on-hand").send_keys("2")
+        driver.find_element(By.ID, "order-button").click()
+        WebDriverWait(driver, 180).until(lambda d: d.find_element(By.ID, "order-answer").text)
+        answer = driver.find_element(By.ID, "order-answer").text
+        assert answer.startswith("Order ") and "stock position 2" in answer, answer
+        # a download of the deployment artifacts lands as a file
+        driver.find_element(By.ID, "dl-csv").click()
+        target = downloads / "policy_evaluation_results.csv"
+        WebDriverWait(driver, 180).until(lambda d: target.exists() and target.stat().st_size > 0)
+        assert target.read_text().startswith("policy,label,role,s,S,mean_cost")
         shots = Path(os.environ.get("ASKOPT_SCREENSHOT_DIR", tmp_path))
         shots.mkdir(parents=True, exist_ok=True)
         driver.save_screenshot(str(shots / "consultation.png"))

@@ -4,6 +4,7 @@ const PARAMS = ["time_horizon", "demand_type", "demand_distribution", "perishabi
   "holding_cost", "penalty_cost", "setup_cost", "lead_time", "max_inventory", "max_order", "risk_tolerance"];
 const $ = (id) => document.getElementById(id);
 let sessionId = localStorage.getItem("askopt.session") || null;
+let plottedFor = null; // the session whose inventory plot is on the page
 $("key").value = localStorage.getItem("askopt.key") || "";
 
 function headers() {
@@ -13,12 +14,18 @@ function headers() {
   return h;
 }
 
-async function call(method, path, body) {
+async function fetchOk(method, path, body) {
   localStorage.setItem("askopt.key", $("key").value.trim());
   const r = await fetch(path, { method, headers: headers(), body: body ? JSON.stringify(body) : undefined });
-  const data = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error((data.error && data.error.message) || ("HTTP " + r.status));
-  return data;
+  if (!r.ok) {
+    const data = await r.json().catch(() => ({}));
+    throw new Error((data.error && data.error.message) || ("HTTP " + r.status));
+  }
+  return r;
+}
+
+async function call(method, path, body) {
+  return (await fetchOk(method, path, body)).json();
 }
 
 function addMessage(role, text) {
@@ -54,6 +61,44 @@ function renderPolicy(state) {
   const p = state.policy;
   $("policy-text").textContent = `${p.label || p.name}: mean cost ${Number(p.mean_cost).toFixed(2)}`;
   plotCosts(state.scores || [], p.name);
+  if (plottedFor !== sessionId) loadInventoryPlot().catch((e) => { $("status").textContent = e.message; });
+}
+
+// The server draws the SVG (serving/session_views.py: numbers and escaped labels only); fetched with the key.
+async function loadInventoryPlot() {
+  plottedFor = sessionId;
+  const r = await fetchOk("GET", `v1/sessions/${sessionId}/inventory.svg`);
+  const svg = new DOMParser().parseFromString(await r.text(), "image/svg+xml").documentElement;
+  $("inventory-plot").replaceChildren(document.importNode(svg, true));
+}
+
+function renderScenario(scenario) {
+  $("scenario").hidden = !scenario;
+  if (!scenario) return;
+  $("scenario-context").textContent = scenario.context;
+  const body = $("scenario-facts").querySelector("tbody");
+  body.replaceChildren();
+  for (const [name, value] of Object.entries(scenario.facts || {})) {
+    const tr = document.createElement("tr");
+    for (const text of [name, value]) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      tr.appendChild(td);
+    }
+    body.appendChild(tr);
+  }
+}
+
+async function download(name) {
+  const r = await fetchOk("GET", `v1/sessions/${sessionId}/artifacts/${name}`);
+  const url = URL.createObjectURL(await r.blob());
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
 function plotCosts(scores, winner) {
@@ -85,6 +130,7 @@ function plotCosts(scores, winner) {
 }
 
 function render(state) {
+  renderScenario(state.scenario);
   renderTable(state.table, state.stage);
   renderPolicy(state);
 }
@@ -92,6 +138,9 @@ function render(state) {
 async function newSession() {
   $("status").textContent = "";
   $("chat").replaceChildren();
+  $("order-answer").textContent = "";
+  plottedFor = null;
+  $("inventory-plot").replaceChildren();
   const s = await call("POST", "v1/sessions");
   sessionId = s.session_id;
   localStorage.setItem("askopt.session", sessionId);
@@ -128,6 +177,20 @@ $("send-form").addEventListener("submit", async (ev) => {
     $("send").disabled = false;
   }
 });
+$("order-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  $("order-answer").textContent = "";
+  try {
+    const out = await call("POST", `v1/sessions/${sessionId}/order`, {
+      on_hand: Number($("on-hand").value), in_transit: Number($("in-transit").value || 0) });
+    $("order-answer").textContent = out.answer;
+  } catch (e) {
+    $("order-answer").textContent = e.message;
+  }
+});
+for (const id of ["dl-config", "dl-csv"]) {
+  $(id).addEventListener("click", () => download($(id).dataset.name).catch((e) => { $("status").textContent = e.message; }));
+}
 $("new").addEventListener("click", () => newSession().catch((e) => { $("status").textContent = e.message; }));
 renderTable(null, "");
 resume().catch((e) => { $("status").textContent = e.message; });
