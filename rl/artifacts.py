@@ -140,8 +140,7 @@ class DQNRecommender:
         env.t = t
         total = np.zeros(replications)
         for _ in range(t, self.problem.horizon):
-            st = env.step(self._greedy(env.on_hand, env.pipeline, env.t))
-            total += st.cost
+            total += env.step(self._greedy(env.on_hand, env.pipeline, env.t))[4]["cost"]
         return {"mean": float(total.mean()), "stderr": float(total.std(ddof=1) / math.sqrt(replications)),
                 "replications": replications}
 

@@ -195,7 +195,7 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
 
         bar = tqdm(total=cfg.total_steps, desc="DQN training", unit="step", leave=False, mininterval=1.0)
 
-    obs = env.reset()
+    obs, _ = env.reset()
     pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # last n (obs, action, reward)
     steps = updates = 0
     best_cost, best_state, best_step = math.inf, copy.deepcopy(net.state_dict()), 0
@@ -226,21 +226,22 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
             actions = actions.copy()
             actions[explore] = _explore_actions(cfg, rng, env, S_bs, noise, room)[explore]
         raw = (env.on_hand.copy(), env.pipeline.copy(), np.full(cfg.num_envs, env.t), None)
-        st = env.step(actions)
-        next_room = order_room(problem, env.on_hand, env.pipeline) if not st.done else np.zeros(cfg.num_envs, int)
+        next_obs, reward, terminated, _, info = env.step(actions)
+        done = bool(terminated[0])  # the copies run in lock step
+        next_room = order_room(problem, env.on_hand, env.pipeline) if not done else np.zeros(cfg.num_envs, int)
         if cfg.targets == "all_actions":  # one-step transitions with the raw state and the demand drawn
-            boot = np.full(cfg.num_envs, 0.0 if st.done else 1.0, np.float32)
-            buf.add(obs, actions, st.reward, st.terminal_obs, boot, next_room, raw[:3] + (st.demand,))
+            boot = np.full(cfg.num_envs, 0.0 if done else 1.0, np.float32)
+            buf.add(obs, actions, reward, next_obs, boot, next_room, raw[:3] + (info["demand"],))
         else:
-            pending.append((obs, actions, st.reward))
-            if st.done:
+            pending.append((obs, actions, reward))
+            if done:
                 while pending:  # flush: every pending start sees the episode end within its n steps
-                    _emit(buf, pending, st.terminal_obs, 0.0, next_room, gam)
+                    _emit(buf, pending, next_obs, 0.0, next_room, gam)
                     pending.pop(0)
             elif len(pending) == cfg.n_step:
-                _emit(buf, pending, st.terminal_obs, 1.0, next_room, gam)
+                _emit(buf, pending, next_obs, 1.0, next_room, gam)
                 pending.pop(0)
-        obs = st.obs
+        obs = env.reset()[0] if done else next_obs  # a new episode (same generator: as the NEXT_STEP autoreset)
         steps += cfg.num_envs
         if bar is not None:
             bar.update(cfg.num_envs)

@@ -162,11 +162,12 @@ def test_short_rllib_run_learns_and_checkpoints_load(algo, tmp_path):
 
 
 def test_vector_env_for_rllib_autoresets_on_the_next_step():
-    from rl.rllib_env import InventoryVectorEnv, make_env
+    from rl.rllib_env import make_env
+    from rl.vec_env import VectorInventoryEnv
 
     p = _p()
     env = make_env({"problem": p.to_dict(), "num_envs": 4})
-    assert isinstance(env, InventoryVectorEnv) and env.num_envs == 4
+    assert isinstance(env, VectorInventoryEnv) and env.num_envs == 4
     env.reset(seed=0)
     for t in range(p.horizon):
         obs, reward, term, trunc, info = env.step(np.zeros(4, np.int64))

@@ -67,13 +67,52 @@ def test_vector_env_matches_simulator_with_state_policy():
 
     sim = simulate(p, StatePolicy(fn=rule), demands)
     venv = VectorInventoryEnv(p, num_envs=64)
-    venv.reset(demands=demands)
+    venv.reset(options={"demands": demands})
     total = np.zeros(64)
     for _ in range(p.horizon):
-        st = venv.step(rule(venv.on_hand, venv.pipeline, venv.t))
-        total += st.cost
+        _, _, terminated, truncated, info = venv.step(rule(venv.on_hand, venv.pipeline, venv.t))
+        total += info["cost"]
     np.testing.assert_allclose(total, sim.cost[0])
-    assert st.done
+    assert terminated.all() and not truncated.any()
+
+
+def test_vector_env_is_a_gymnasium_vector_env_like_sync_copies():
+    """The numpy-vectorised env is a real gymnasium VectorEnv: batched spaces, NEXT_STEP autoreset, and step for
+    step the same observations, rewards and terminations as gymnasium's own SyncVectorEnv over InventoryEnv copies
+    on the same demands; gymnasium's RecordEpisodeStatistics (which reads the autoreset mode) sees the returns."""
+    from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    p = _problem(lead_time=1)
+    n = 3
+    row = demand_matrix(p, replications=1, seed=2)[0]
+    venv = VectorInventoryEnv(p, num_envs=n)
+    assert isinstance(venv, VectorEnv) and venv.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    sync = SyncVectorEnv([lambda: InventoryEnv(problem=p) for _ in range(n)])
+    assert venv.single_observation_space == sync.single_observation_space
+    assert venv.single_action_space == sync.single_action_space
+    assert venv.observation_space == sync.observation_space and venv.action_space == sync.action_space
+    obs, _ = venv.reset(seed=0, options={"demands": np.tile(row, (n, 1))})
+    ref, _ = sync.reset(seed=0, options={"demands": row})
+    np.testing.assert_array_equal(obs, ref)
+    rng = np.random.default_rng(0)
+    for t in range(p.horizon + 1):  # the last call is the autoreset step
+        actions = rng.integers(0, p.max_order + 1, size=n)
+        got, ref = venv.step(actions), sync.step(actions)
+        for a, b in zip(got[:4], ref[:4], strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-6)
+        assert venv.observation_space.contains(got[0])
+        assert got[2].all() == (t == p.horizon - 1)
+    assert (got[1] == 0).all() and not got[2].any()  # NEXT_STEP: the new episodes' first observation
+
+    stats = RecordEpisodeStatistics(VectorInventoryEnv(p, num_envs=n, seed=4))
+    stats.reset()
+    total = np.zeros(n)
+    for _ in range(p.horizon):
+        *_, info = stats.step(np.full(n, 4))
+        total += info["cost"]
+    np.testing.assert_allclose(info["episode"]["r"], -total / stats.unwrapped.norm.reward_scale, rtol=1e-5)
+    assert (info["episode"]["l"] == p.horizon).all()
 
 
 def test_observation_encoding_and_sampling():
