@@ -63,10 +63,11 @@ def web_args(args) -> dict:
 
 
 def run_web(args) -> int:
+    app_args = web_args(args)  # bad options are refused before Ray is imported
     from experiments.cli_serve import wait_until_stopped
     from serving.consultant_app import build_app
 
-    application = build_app(web_args(args))
+    application = build_app(app_args)
     import ray
     from ray import serve
 
