@@ -97,10 +97,12 @@ def _fmt(x: float) -> str:
 # ---- anchors: keywords that say which parameter a nearby number belongs to -------------------------------
 _ANCHORS: dict[str, str] = {
     "time_horizon": r"horizon|\bplan\w*|season|\bnext\b|\bahead\b|covering|\bcover\b|look(?:ing)? at|"
-                    r"time ?frame|\bperiod\b|\bwindow\b|through the end|coming|upcoming",
+                    r"time ?frame|\bperiod\b|\bwindow\b|through the end|coming|upcoming|let's do|run for|should run|"
+                    r"optimi[sz]e over|over the next|over a\b",
     "lead_time": r"lead[\s-]?times?|deliver\w*|arriv\w*|\btakes?\b|\btook\b|\bship\w*|shows? up|get here|"
                  r"turnaround|comes? in|supplier\w*|wholesaler|restock\w*|receiv\w*|to come|replenish\w*|"
-                 r"\bneeds?\b(?= \d+ days)",
+                 r"\bneeds?\b(?= \d+ days)|\blands?\b|doorstep|door to door|\bget (?:it|them|the (?:stock|goods|order))\b|"
+                 r"distributor|\blag\b",
     "demand_distribution": r"\bsells?\b|\bsold\b|selling|sales|demand\w*|\bbuy\w*|go through|get through|"
                            r"\bmoves?\b|\buses?\b|consum\w*|customers?|\bmean\b|average|\bavg\b|\bwant\w*|"
                            r"\bpoisson\b|\bnormal\w*|uniform\w*",
@@ -113,13 +115,14 @@ _ANCHORS: dict[str, str] = {
                  r"order limit",
     "holding_cost": r"holding|carry\w*|storage|storing|\bstore\b|\bkeep\w*|warehous\w*|\brent\w*|refrigerat\w*|"
                     r"\bspace\b|in stock|sitting|\bsit\b|\bhold\b",
-    "penalty_cost": r"penalt\w*|stock[\s-]?outs?|shortages?|\bshort\b|\blost\b|\blose\b|\bloss\b|\bmiss\w*|"
+    "penalty_cost": r"penalt\w*|stock[\s-]?outs?|shortages?|\bshort\b|\blost\b|\blose\b|\bloses\b|\blosing\b|\bloss\b|\bmiss\w*|"
                     r"run(?:ning)? out|run(?:s|ning)? (?:dry|low)|sold out|sell out|out of stock|profit|margin|"
                     r"goodwill|\bwait\w*|delay\w*|\blate\b|"
                     r"backorder\w*|unmet|unfilled|unserved|can't serve|cannot serve|turn(?:ed)? away|disappoint\w*|\bempty\b|\bhit\b",
     "setup_cost": r"set[\s-]?up|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
                   r"plac\w*\s+(?:an\s+)?orders?|\bdelivery\b|deliveries|shipping|shipment|\btruck\b|\bfixed\b|"
-                  r"\bflat\b|\bfees?\b|paperwork|admin\w*|ordering|courier\w*|call[\s-]?out",
+                  r"\bflat\b|\bfees?\b|paperwork|admin\w*|ordering|courier\w*|call[\s-]?out|freight|carriage|postage|haulage|"
+                  r"(?:per|each|every|an?)\s+(?:restock|run|trip|drop|consignment)|a pop\b",
     "risk_tolerance": r"risk\w*|riskscale|averse|cautious|conservative|aggressive|gambl\w*|\bsafe\b|neutral|"
                       r"\bscale\b|careful|\bbold\b",
 }
@@ -279,7 +282,11 @@ def _assign_how(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]],
 
 def _assign_strong(q: Quantity, context: str | None) -> str | None:
     if q.kind == "count" or (q.kind == "bare" and not q.period and context not in ("lead_time", "time_horizon")):
-        if _ORDER_PREFIX.search(q.prefix) and not re.search(r"\b(?:day|week|month|year)s?\b", q.suffix[:12]):
+        m = _ORDER_PREFIX.search(q.prefix)
+        if m and q.kind == "bare" and re.search(r"(?:supplier|distributor|wholesaler|vendor|manufacturer)\b[^,.;]{0,25}?"
+                                               r"\btakes?\b", m.group(0)):
+            m = None  # "the supplier takes 4": a time, not a load
+        if m and not re.search(r"\b(?:day|week|month|year)s?\b", q.suffix[:12]):
             return "max_order"
         if _STORAGE_PREFIX.search(q.prefix) or _STORAGE_SUFFIX.search(q.suffix):
             return "max_inventory"
@@ -297,7 +304,10 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
             return "penalty_cost", "suffix"  # "$6 of profit every time a customer leaves"
         if setup:
             return "setup_cost", "suffix"
-    if kind in ("count", "bare") and q.period and not q.per_unit:
+    if kind == "bare" and q.period and re.search(r"\b(?:holding|carrying|storage|penalty|shortage|stock[\s-]?out)"
+                                                 r"(?:\s+costs?)?(?:\s+(?:is|of|at|=|:))?\s*$", q.prefix):
+        kind = "money"  # "holding 0.2 a day" is a cost even without a currency sign
+    elif kind in ("count", "bare") and q.period and not q.per_unit:
         return "demand_distribution", "suffix"  # "20 a day", "42 units a week"
     params = _KIND_PARAMS[kind]
     if kind == "bare" and not (q.per_unit or q.period) and context not in MONEY_FIELDS \
@@ -339,7 +349,8 @@ _PERISH_NON = re.compile(r"(?:nothing|none of it|never)\s+(?:is |gets |ever )*(?
                          r" (?:\w+ )?(?:spoil|expire|go(?:es)? bad|go(?:es)? off|rot)|no expir\w*|"
                          r"keeps? for (?:years|months|ever|a long)|lasts? (?:for )?(?:years|months|forever|ages)|"
                          r"durable|canned|tinned|shelf[\s-]stable|long shelf life|shelf life of \d+ (?:years?|months?)|"
-                         r"\bforever\b|indefinitely|(?:sits?|keeps?|lasts?) (?:there )?for ages")
+                         r"\bforever\b|indefinitely|(?:sits?|keeps?|lasts?) (?:there )?for ages|keeps? (?:just )?(?:fine|well|ok|okay)\b|"
+                         r"(?:still )?(?:good|sellable|fine) (?:the )?(?:next day|tomorrow|1 day)")
 # what the goods are, used only to answer the perishability question ("It's milk.", "Screws and bolts.")
 _GOODS_PERISHABLE = re.compile(
     r"\b(?:milk|dairy|cheese|yog(?:h)?urts?|cream|butter|eggs?|bread|loaf|loaves|baguettes?|rolls|buns|pastr(?:y|ies)|"
@@ -355,8 +366,14 @@ _GOODS_DURABLE = re.compile(
     r"widgets?|plastic\w*|metal|steel|jewel(?:le)?ry|watches|cosmetics|perfume|cleaning supplies)\b")
 _PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|expir\w*|go(?:es)? (?:bad|off|stale)|\bstale\b|\brot\w*|\bwilt\w*|"
                          r"\bdie\b|\bfresh\b|shelf life|thrown? (?:out|away)|throw (?:it |them )?(?:out|away)|"
-                         r"in the bin|binned|\bwaste\w*|discard\w*|dump\w*|\bsell[\s-]by\b")
-_BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'ll) (?:just )?order it|backlog\w*|back[\s-]?order\w*|\bwait\w*|come back (?:later|for)|rain[\s-]?check|"
+                         r"in the bin|binned|\bwaste\w*|discard\w*|dump\w*|\bsell[\s-]by\b|\bcomposted\b|on the compost|\bworthless\b|"
+                         r"only good for (?:the|one|a|1) day|good for (?:one|a|1) day only|only lasts? (?:the|one|a|1) day|"
+                         r"no good (?:the )?(?:next day|tomorrow|1 day)|day[\s-]old")
+_BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'ll) (?:just )?order it|backlog\w*|back[\s-]?order\w*|"
+                      r"(?<!the )(?<!our )(?<!a )(?<!we )(?<!i )\bwait\w*(?! (?:is|was) )|special[\s-]order\w*|"
+                      r"collects? (?:it |them )?(?:later|when|once)|carr(?:y|ied|ies) (?:it |them )?over|"
+                      r"(?:shipped|filled|fulfilled|sent|delivered) (?:later|when|once|as soon)|"
+                      r"(?:leave|leaves|put down|pay|pays) (?:a|their) (?:deposit|name|number|details)|come back (?:later|for)|rain[\s-]?check|"
                       r"pre[\s-]?order\w*|fill (?:it|the order) (?:later|when)|pick (?:it|them) up when|"
                       r"order it for them|(?:they'll|they will|we) order it|deliver (?:it )?later|"
                       r"reserve\w*|put (?:them|it) on a list|happy to wait|don't mind waiting|"
@@ -370,9 +387,11 @@ _LOST = re.compile(r"(?:won't|don't|do not|will not|never|can't|nobody|no one|no
                    r"hold on|hang on|come back)|(?:go|goes|went|head|shop|buy|get|grab|pick|order)\w*\s+"
                    r"(?:\w+\s+){0,4}?instead|something else|another brand|substitut\w*|switch (?:to|brands)|"
                    r"try (?:the |a )?(?:next|another|other)|don't bother|do without|go without|"
-                   r"lose the sale|sales? (?:is|are) (?:simply |just |then )?lost|walk (?:away|out|off)|go(?:es)? (?:to )?"
+                   r"(?:nobody|no one|never)\s+(?:\w+\s+)?(?:comes?|came|coming) back|"
+                   r"lose the sale|sales? (?:is|are) (?:simply |just |then )?lost|walk(?:s|ed|ing)? (?:away|out|off)|go(?:es)? (?:to )?"
                    r"(?:elsewhere|somewhere else|another|a competitor|the competition|the shop down)|"
-                   r"buy (?:it )?elsewhere|competitor|\bleave\w*|shop down the road|take their business|"
+                   r"buy (?:it )?elsewhere|competitor|\bleave\w*(?! (?:a|an|their|his|her) (?:deposit|name|number|details|order|note|"
+                   r"message))|shop down the road|take their business|"
                    r"don't come back|never come back|gone for good|\bgone\b|"
                    r"(?:down|across|up) the (?:street|road)|\bonline\b|amazon|"
                    r"(?:another|other|the next|a different) (?:shop|store|place|supplier|seller)|"

@@ -96,6 +96,7 @@ _IDIOMS: list[tuple[str, str]] = [
     # the risk scale itself is not an answer: keep a marker word so the sentence still reads as about risk
     (r"(?:on\s+)?(?:a|the)?\s*(?:scale\s+(?:of|from)\s+)?-\s*10\s*(?:to|\.\.|-)\s*\+?10(?:\s+scale)?", " riskscale "),
     (r"\bday after tomorrow\b", "2 days"),
+    (r"\bzero (?=variation|variance|change|spread|difference|fluctuation|waste)", "no "),  # not a number
     (r"\b(?:from\s+)?one day to the next\b|\bfrom day to day\b", " day to day "),  # not "next day" = 1 day
     (r"\b(?:the\s+)?(?:next|following)\s+(?:day|morning)\b", "1 day"),
     (r"\bovernight\b", "1 day"),
@@ -259,10 +260,10 @@ _NUM = r"\d+(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+"
 _QTY = re.compile(
     rf"""(?P<neg>(?<![\w.)])-\s?|(?<![\w.])\+)?(?P<cur>[$\u20ac\u00a3])?\s?(?P<num>{_NUM})(?!\d)
     (?P<after>\s*(?:-\s*)?(?P<unit>cents?\b|dollars?\b|bucks?\b|quid\b|usd\b|euros?\b|
-        days?\b|d\b|weeks?\b|wks?\b|months?\b|mos?\b|years?\b|yrs?\b|business\s+days?\b))?""",
+        days?\b|d\b|weeks?\b|wks?\b|months?\b|mos?\b|years?\b|yrs?\b|(?:business|working)\s+days?\b))?""",
     re.X,
 )
-_DUR_DAYS = {"day": 1, "d": 1, "business": 1, "week": 7, "wk": 7, "month": 30, "mo": 30, "year": 365, "yr": 365}
+_DUR_DAYS = {"day": 1, "d": 1, "business": 1, "working": 1, "week": 7, "wk": 7, "month": 30, "mo": 30, "year": 365, "yr": 365}
 _PERIOD_WORDS = [
     (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?(?:day|night)\b|\bdaily\b|\bnightly\b|/\s*day\b", "day"),
     (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?week\b|\bweekly\b|/\s*w(?:ee)?k\b", "week"),
