@@ -41,16 +41,19 @@ class DialogueResult:
 
 def run_hybrid_dialogue(ground_truth: Problem, context: str, persona: str | PersonaProfile, seed: int,
                         extractor: ExtractionBackend | None = None, max_turns: int = 40,
-                        confirm: bool = True) -> DialogueResult:
+                        confirm: bool = True, imitator=None) -> DialogueResult:
     """Imitator <-> extraction agent until TERMINATE, `max_turns` agent turns, or an error (status "failed").
 
     `extractor` is a backend (default: the offline rules); an LLM backend's `LLMError` ends the dialogue as
     "failed" with the error as reason rather than raising, so one bad episode does not sink a study.
     `confirm` keeps the read-back before TERMINATE (the imitator checks it against its truth).
+    `imitator`: who plays the manager (anything with `opening()` / `reply(text)`, e.g. an
+    `LLMHumanImitator.at_endpoint`); default the offline persona simulator for `persona` and `seed`.
     """
     if max_turns < 1:
         raise ValueError(f"max_turns must be >= 1, got {max_turns}")
-    imitator = HumanImitator(ground_truth, context, persona, seed)
+    if imitator is None:
+        imitator = HumanImitator(ground_truth, context, persona, seed)
     agent = ExtractionAgent(extractor, confirm=confirm)
     agent.start()
     message = imitator.opening()

@@ -132,7 +132,7 @@ def build_report(df: pd.DataFrame, config, title: str = "Study report") -> tuple
               f"(the owner's risk tolerance is one of the parameters), Monte Carlo on the TRUE problem, "
               f"{config.replications} replications with common random numbers per instance; reduction of A over X "
               "= (cost_X - cost_A)/cost_X. The same table on expected cost alone follows it.",
-              f"- mode: {'offline (no LLM endpoint)' if config.offline else 'LLM: ' + str(config.llm.get('model'))}"]
+              f"- mode: {_mode(config)}"]
     for t in config.treatments:
         name = TREATMENT_NAMES[t]
         if t in ("B", "C") and consultants:
@@ -230,3 +230,13 @@ def write_report(run_dir: Path) -> Path:
     path.write_text(text)
     write_html(text, out, path.with_suffix(".html"))
     return path
+
+
+def _mode(config) -> str:
+    """Which roles ran on a model endpoint: the consultant/extraction LLM and the imitator."""
+    if config.offline:
+        return "offline (no LLM endpoint)"
+    parts = [f"LLM: {config.llm.get('model')}"] if config.llm else []
+    if config.imitator:
+        parts.append(f"imitator endpoint: {config.imitator.get('model')} at {config.imitator.get('base_url')}")
+    return "; ".join(parts)

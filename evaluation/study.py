@@ -54,6 +54,9 @@ class StudyConfig:
     max_turns: int = 40
     units_per_task: int = 0  # 0: one task per instance (all its treatments and trials)
     llm: dict | None = None  # LLMConfig fields (api key never written to disk); None = offline stand-ins
+    # LLMConfig fields of an imitator endpoint (scenario protocol: `askopt imitator serve`, the fine-tuned model);
+    # None = the offline persona simulator in-process
+    imitator: dict | None = None
     # USD per million tokens by model ("*" = any): {"gpt-4o": {"prompt_per_million": 2.5, "completion_per_million": 10}}
     prices: dict = field(default_factory=dict)
     version: int = SEED_SCHEME
@@ -91,12 +94,14 @@ class StudyConfig:
 
     @property
     def offline(self) -> bool:
-        return not self.llm
+        """No model endpoint at all: every role is an in-process stand-in."""
+        return not self.llm and not self.imitator
 
     def to_json(self, redact: bool = True) -> dict:
         d = asdict(self)
-        if redact and d.get("llm") and d["llm"].get("api_key"):
-            d["llm"] = {**d["llm"], "api_key": "***"}
+        for key in ("llm", "imitator"):
+            if redact and d.get(key) and d[key].get("api_key"):
+                d[key] = {**d[key], "api_key": "***"}
         d["treatments"] = list(self.treatments)
         return d
 
@@ -126,8 +131,9 @@ class StudyConfig:
         d.pop("units_per_task", None)
         if self.version >= 2:
             d.pop("name", None)  # a label: seeds do not depend on it
-        if d.get("llm"):
-            d["llm"] = {k: v for k, v in d["llm"].items() if k in ("base_url", "model", "temperature")}
+        for key in ("llm", "imitator"):
+            if d.get(key):
+                d[key] = {k: v for k, v in d[key].items() if k in ("base_url", "model", "temperature")}
         return d
 
 

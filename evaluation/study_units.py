@@ -89,14 +89,17 @@ def usage_of(client, config: StudyConfig) -> dict:
             "cost_usd": price.cost(u.prompt_tokens, u.completion_tokens)}
 
 
-def _imitator(instance: Instance, persona: str, seed: int, client):
-    from agents.imitator import HumanImitator
+def _imitator(instance: Instance, persona: str, seed: int, config: StudyConfig):
+    """Who plays the manager: the imitator endpoint of `config.imitator` (scenario protocol), else the offline
+    persona simulator. The consultant's LLM never plays the manager."""
+    from agents.imitator import HumanImitator, LLMHumanImitator
 
-    try:
-        return HumanImitator(instance.problem, instance.context, persona, seed, client=client) if client else \
-            HumanImitator(instance.problem, instance.context, persona, seed)
-    except TypeError:
+    if not config.imitator:
         return HumanImitator(instance.problem, instance.context, persona, seed)
+    from llm.client import LLMClient, LLMConfig
+
+    client = LLMClient(LLMConfig(**config.imitator))
+    return LLMHumanImitator.at_endpoint(client, instance.problem, instance.context, persona, seed)
 
 
 def winner_policy(result) -> Policy:
@@ -111,7 +114,8 @@ def _run_a(o: UnitOutcome, instance: Instance, config: StudyConfig, client) -> U
     kwargs = {"max_turns": config.max_turns}
     if client is not None:
         kwargs["extractor"] = _llm_extractor(client)
-    d = run_hybrid_dialogue(instance.problem, instance.context, persona, o.seed, **kwargs)
+    d = run_hybrid_dialogue(instance.problem, instance.context, persona, o.seed,
+                            imitator=_imitator(instance, persona, o.seed, config), **kwargs)
     o.turns = int(d.turns)
     o.dialogue_status = d.status
     o.field_scores = {k: bool(v) for k, v in (d.field_scores or {}).items()}
@@ -150,7 +154,7 @@ def _run_consultant(o: UnitOutcome, instance: Instance, config: StudyConfig, cli
     truth = instance.problem
     if treatment == "B":
         persona = persona_for(config, instance.index)
-        imitator = _imitator(instance, persona, o.seed, client)
+        imitator = _imitator(instance, persona, o.seed, config)
         res = (c.run_llm_consultant(imitator, client, max_turns=config.max_turns) if client
                else c.run_textbook_consultant(imitator, seed=o.seed, max_turns=config.max_turns))
     else:

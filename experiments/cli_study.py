@@ -1,7 +1,7 @@
 """`askopt study | report | submit | demo`: the study's command line.
 
     askopt study --instances 70 --trials 3 --out runs/NAME [--llm-base-url URL --model M] [--resume]
-                 [--address ADDR] [--num-cpus N] [--persona P] [--design paper-cells]
+                 [--address ADDR] [--num-cpus N] [--persona P] [--design paper-cells] [--imitator-url URL]
     askopt report runs/NAME [runs/OTHER]
     askopt submit [--address http://127.0.0.1:8265] [--no-wait] -- askopt study ...
     askopt demo [--out runs/demo] [--instances 12]
@@ -59,6 +59,11 @@ def register(subparsers) -> None:
     p.add_argument("--treatments", default="A,B,C", help="comma-separated subset of A,B,C")
     p.add_argument("--design", default="random", help="random | paper-cells (poisson L1, poisson L7, normal L7)")
     p.add_argument("--persona", default="typical", help="imitator persona, or 'mixed' to cycle the personas")
+    p.add_argument("--imitator-url", default=None, metavar="URL",
+                   help="an imitator endpoint (OpenAI-compatible, scenario protocol), e.g. `askopt imitator serve`'s "
+                   "http://127.0.0.1:8000/v1 or the fine-tuned model's; default: the offline persona simulator")
+    p.add_argument("--imitator-model", default="auto",
+                   help="model name at --imitator-url (default auto: the endpoint's only model)")
     p.add_argument("--replications", type=int, default=1000, help="Monte Carlo scoring replications")
     p.add_argument("--units-per-task", type=int, default=0, help="0: one Ray task per instance")
     p.add_argument("--max-turns", type=int, default=40)
@@ -110,6 +115,14 @@ def config_from_cli(args: argparse.Namespace):
     if llm_cfg.is_configured:
         llm = asdict(llm_cfg)
     prices = _prices(getattr(args, "price", []) or [])
+    imitator = None
+    if getattr(args, "imitator_url", None):
+        from llm.client import LLMConfig
+
+        try:
+            imitator = asdict(LLMConfig(base_url=args.imitator_url, model=args.imitator_model, max_retries=3))
+        except ValueError as exc:
+            raise _input_error(f"--imitator-url: {exc}") from None
     treatments = tuple(t.strip().upper() for t in args.treatments.split(",") if t.strip())
     persona = args.persona
     try:
@@ -129,7 +142,8 @@ def config_from_cli(args: argparse.Namespace):
         return StudyConfig(name=args.name or out.resolve().name or "study", instances=opts.instances,
                            trials=opts.trials, treatments=treatments, design=args.design, persona=persona,
                            seed=opts.seed, replications=opts.replications, units_per_task=opts.units_per_task,
-                           max_turns=opts.max_turns, dqn=args.dqn, llm=llm, version=version, prices=prices)
+                           max_turns=opts.max_turns, dqn=args.dqn, llm=llm, imitator=imitator, version=version,
+                           prices=prices)
     except ValueError as exc:
         raise _input_error(f"--{str(exc).split(':')[0]}: {str(exc).split(': ', 1)[-1]}") from None
 

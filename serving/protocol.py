@@ -11,7 +11,10 @@ import uuid
 
 from pydantic import BaseModel, Field
 
-SCENARIO_KEY = "askopt_scenario"
+from agents.imitator.wire import SCENARIO_KEY, scenario_message
+
+__all__ = ["SCENARIO_KEY", "scenario_message"]  # the scenario protocol lives with the imitator (agents.imitator.wire)
+
 
 
 MAX_MESSAGES = 200  # a dialogue is capped at far fewer turns
@@ -52,12 +55,6 @@ def completion_response(model: str, text: str, prompt_chars: int) -> dict:
 
 def error_body(message: str, kind: str = "invalid_request_error", param: str | None = None) -> dict:
     return {"error": {"message": message, "type": kind, "param": param, "code": None}}
-
-
-def scenario_message(ground_truth: dict, context: str, persona: str = "typical", seed: int = 0) -> dict:
-    """The system message that tells the imitator endpoint whom to play (hidden ground truth + persona)."""
-    payload = {SCENARIO_KEY: {"ground_truth": ground_truth, "context": context, "persona": persona, "seed": seed}}
-    return {"role": "system", "content": json.dumps(payload)}
 
 
 def read_scenario(messages: list[ChatMessage]) -> dict | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.imitator.profile import PersonaProfile, get_profile
+from agents.imitator.wire import scenario_message
 from inventory.problem import Problem
 from inventory.spec import ParameterTable
 from llm.client import LLMClient
@@ -64,6 +65,16 @@ class LLMHumanImitator:
         self.chat_kw = {"seed": seed, **chat_kw}
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": persona_prompt(ground_truth, context, self.profile)}]
+
+    @classmethod
+    def at_endpoint(cls, client: LLMClient, ground_truth: Problem, context: str = "", persona: str = "typical",
+                    seed: int = 0, **chat_kw: Any) -> LLMHumanImitator:
+        """The manager played by an imitator endpoint (`askopt imitator serve`, the fine-tuned model's routes,
+        the emulator): the persona and ground truth travel as the scenario message, not as a prompt."""
+        me = cls(client, ground_truth, context, persona, seed, **chat_kw)
+        truth = ParameterTable.from_problem(ground_truth).to_json()
+        me.messages = [scenario_message(truth, context, me.profile.name, seed)]
+        return me
 
     def _turn(self, consultant_text: str) -> str:
         # roles flipped: the consultant is the "user" of the imitator model
