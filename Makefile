@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 TRAIN_STAMP := $(VENV)/.installed-train
 LOCK := requirements.lock
 
-.PHONY: demo test install install-train lock test-latest lint bench clean
+.PHONY: demo test test-fast install install-train lock test-latest lint bench clean
 
 $(STAMP): $(LOCK) pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -33,6 +33,12 @@ demo: $(STAMP)
 test: $(STAMP) $(TRAIN_STAMP)
 	$(BIN)/lint-imports --config .importlinter
 	$(BIN)/python -m pytest -p no:cacheprovider tests
+
+# the suite without the tests marked slow (RLlib/Tune training, Ray Serve clusters, replica kills): for quick
+# local runs; `make test` (and CI) still runs everything
+test-fast: $(STAMP) $(TRAIN_STAMP)
+	$(BIN)/lint-imports --config .importlinter
+	$(BIN)/python -m pytest -p no:cacheprovider -m "not slow" tests
 
 # Re-resolve requirements*.lock from pyproject.toml (after changing a dependency).
 lock: $(STAMP)

@@ -102,6 +102,7 @@ def algo():
         ray.shutdown()
 
 
+@pytest.mark.slow  # the `algo` fixture trains RLlib for 10k steps: 30-61 s measured
 def test_replay_carries_state_and_demand(algo):
     a, _ = algo
     rep = a._replay
@@ -114,6 +115,7 @@ def test_replay_carries_state_and_demand(algo):
     assert rep.demand[i].std() > 0  # real draws, not a constant
 
 
+@pytest.mark.slow  # the `algo` fixture trains RLlib for 10k steps: 30-61 s measured
 def test_rllib_learner_loss_is_the_torch_trainers(algo):
     """One implementation: the Learner's loss equals rl.counterfactual's on the same batch and weights."""
     from ray.rllib.core import DEFAULT_MODULE_ID
@@ -139,6 +141,7 @@ def test_rllib_learner_loss_is_the_torch_trainers(algo):
     assert float(rllib_loss) == pytest.approx(float(ref), rel=1e-5)
 
 
+@pytest.mark.slow  # the `algo` fixture trains RLlib for 10k steps: 30-61 s measured
 def test_short_rllib_run_learns_and_checkpoints_load(algo, tmp_path):
     from inventory.montecarlo import evaluate
     from inventory.policies import BaseStockPolicy

@@ -12,6 +12,8 @@ from rl.artifacts import DQNRecommender
 from rl.features import encode
 from rl.rllib_train import RLlibSettings, load_module_from_checkpoint
 
+pytestmark = pytest.mark.slow  # two Tune trials of RLlib: 130-370 s measured on the shared 2-core machine
+
 
 def _p(L: int) -> Problem:
     return Problem(horizon=20, demand=Demand.poisson(3), lost_sales=True, holding_cost=1.0, penalty_cost=9.0,
