@@ -45,7 +45,7 @@ STATUSES = ("ok", "unparseable", "infeasible")
 KINDS = ("ss", "sq", "rq", "base_stock", "constant", "periodic")
 
 NUM = r"(\d+(?:\.\d+)?)"
-APPROX = r"(?:(?:about|around|approximately|roughly|some|somewhere|between|~|≈)\s*){0,2}"
+APPROX = r"(?:(?:about|around|approximately|roughly|some|somewhere|between|in\s+the|within|~|≈)\s*){0,3}"
 NOT_TIME = r"(?!\s*(?:-|–|to)?\s*(?:days?|weeks?|months?|hours?|times?|%|percent|dollars|cents|am\b|pm\b))"
 CONNECT = r"(?:\s*(?:of|at|is|=|:|to|works\s+out\s+(?:to|at)|comes?\s+(?:out\s+)?to|should\s+be|be|set\s+at|set\s+to|around|about|approximately|equal\s+to|->|→|would\s+be|will\s+be|roughly|~|level|point|\(s\)|\(r\)|\(S\)|\(Q\)))*\s*"
 
@@ -177,7 +177,8 @@ _AT_REORDER_POINT = re.compile(
     r"(?:(?:the|your)\s+re-?order\s+point|it\b|this\s+(?:level|point|number)|that\s+(?:level|point|number))"
 )
 _BELOW_REORDER_POINT = re.compile(r"(?:below|under|less\s+than)\s+(?:the|your)\s+re-?order\s+point")
-_TRIGGER_BARE_LT = re.compile(r"(?:if|when|whenever|once|while|as\s+soon\s+as)\s+(?:it'?s\s+|it\s+is\s+|we'?re\s+|you'?re\s+|"
+_TRIGGER_BARE_LT = re.compile(r"(?:if|when|whenever|once|while|as\s+soon\s+as)\s+(?:it'?s\s+|it\s+is\s+|that'?s\s+|that\s+is\s+|"
+                              r"this\s+is\s+|it\s+gets\s+|it\s+goes\s+|that\s+gets\s+|that\s+goes\s+|we'?re\s+|you'?re\s+|"
                               r"we\s+are\s+|you\s+are\s+|stock\s+is\s+|inventory\s+is\s+|there\s+are\s+)?(?:below|under|"
                               r"less\s+than|fewer\s+than)\s+" + APPROX + NUM)
 _TRIGGER_ORLESS = re.compile(
@@ -186,6 +187,8 @@ _TRIGGER_ORLESS = re.compile(
 )
 _TRIGGER_IS_ORLESS = re.compile(r"(?:\bis|\bare|\bhits?|\breaches|\bsits\s+at|\bat)\s+" + NUM
                                 + r"\s*(?:units?|items?)?\s+or\s+(?:fewer|less|below|lower|under)\b")
+_TRIGGER_NOUN_LT = re.compile(r"(?:stock|inventory|position|level|count)\s+(?:is\s+|of\s+)?(?:below|under|less\s+than|"
+                              r"lower\s+than|fewer\s+than)\s+" + APPROX + NUM)
 _TRIGGER_LEFT = re.compile(r"(?:have|has|with|are)\s+(?:only\s+)?" + NUM + r"\s*(?:units?|items?|[a-z]+)?\s+(?:or\s+(?:fewer|less)\s+)?left")
 _TRIGGER_SYMBOL = re.compile(r"(?:position|inventory|stock|ip|level|on[\s-]?hand|\bx)\s*(?P<op><=|≤|=<|<)\s*" + NUM)
 _REORDER_POINT = re.compile(
@@ -208,6 +211,7 @@ _UPTO_NAMED = re.compile(
     r"(?:order[\s-]+up[\s-]+to|up[\s-]+to|target|max(?:imum)?)[\s-]+(?:stock\s+|inventory\s+)?(?:level|position|stock)s?"
     r"(?:\s*\(S\))?" + CONNECT + APPROX + NUM
 )
+_UPTO_LABEL = re.compile(r"order[\s-]+up[\s-]+to(?:\s+level)?(?:\s*\(s\))?\s*(?:[:=]|of|is)\s*" + APPROX + NUM)
 _MAX_EQ = re.compile(r"\bmax(?:imum)?(?:\s*[=:]|\s+(?:at|of|to|is))\s*" + NUM + r"(?!\s*(?:units?\s+)?(?:per|each|a)\s+order)")
 _CAPACITY = re.compile(
     r"(?:up\s+to|to|fill(?:\s+up)?)\s+(?:the\s+|your\s+|full\s+|its\s+)*(?:full\s+)?(?:storage\s+|warehouse\s+|shelf\s+)?"
@@ -217,7 +221,7 @@ _BASE_STOCK = re.compile(r"base[\s-]*stock(?:\s+(?:level|target|policy))?(?:\s*\
 _KEEP_AT = re.compile(r"keep(?:ing)?\s+(?:the\s+|your\s+)?(?:inventory\s+)?position\s+at\s+" + APPROX + NUM)
 
 _QTY = [
-    re.compile(r"(?:^|[^-\w])(?:re-?order|order|purchase|buy|place\s+an\s+order\s+(?:for|of))\s+"
+    re.compile(r"(?:^|[^-\w])(?:re-?order|orders?|purchase|buy|place\s+an\s+order\s+(?:for|of))\s+"
                r"(?:a\s+(?:fixed\s+)?(?:batch|lot|quantity|amount)\s+of\s+|exactly\s+|a\s+fixed\s+|another\s+|in\s+)?"
                + APPROX + NUM + NOT_TIME + r"(?!\s*(?:or\s+(?:fewer|less|below)))"),
     re.compile(r"(?:order|batch|lot|reorder|replenishment|purchase)[\s-]+(?:quantity|size|amount)(?:\s*\(q\))?" + CONNECT + APPROX + NUM),
@@ -249,7 +253,9 @@ _ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|holds?\s
 # an order limit the advice itself states ("the supplier's maximum order is 40 units")
 _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?order(?:\s+(?:size|quantity))?(?:\s+(?:is|of|=|:|at))+\s*"
                             + NUM + r"|(?:supplier|vendor|wholesaler|truck|van)\D{0,30}?(?:caps?|limits?)\s+(?:each\s+|every\s+)?"
-                            r"orders?\s+(?:at|to)\s+" + NUM)
+                            r"orders?\s+(?:at|to)\s+" + NUM + r"|(?:van|truck|lorry|supplier|vendor|wholesaler)\D{0,20}?"
+                            r"(?:carries|delivers|brings|sends|takes|ships|accepts)\s+(?:at\s+most|up\s+to|no\s+more\s+than|"
+                            r"a\s+maximum\s+of)\s+" + NUM)
 _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
 
 
@@ -324,8 +330,34 @@ _OPTION_LABEL = re.compile(r"\b(?:option|plan|alternative|choice|scenario|policy
 _RECOMMEND = re.compile(r"(?:recommend(?:ed|ation)?|suggest(?:ed|ion)?|go\s+with|choose|pick|prefer(?:red)?|best(?:\s+choice)?"
                         r"(?:\s+is)?|i'?d\s+take)\s*(?:is\s*)?[:\-]?\s*(?:option\s+|plan\s+|policy\s+|choice\s+)?"
                         r"\(?([a-e1-5])\)?(?![\w])", re.I)
+_RECOMMEND_AFTER = re.compile(r"\b(?:option|plan|policy|choice)\s+([a-e1-5])\s+(?:is|has|gives|looks|wins|comes)\b[^.\n]{0,60}?"
+                              r"\b(?:best|my\s+pick|pick|cheapest|lowest|recommend\w*|winner|choice|go\s+with|prefer\w*)",
+                              re.I)
 _REJECTED = re.compile(r"not\s+recommended|(?:don't|do\s+not|wouldn't|would\s+not)\s+recommend|advise\s+against|"
                        r"\brejected\b", re.I)
+
+
+def _table_rows(text: str) -> str:
+    """A markdown table whose header names s / S / Q columns -> one sentence per row ("Policy A: s = 10, S = 40.").
+
+    Other columns (costs, service levels) are dropped: they are never policy values.
+    """
+    lines = text.splitlines()
+    out, i = [], 0
+    while i < len(lines):
+        cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+        keys = {j: c for j, c in enumerate(cells) if c in ("s", "S", "Q", "R")}
+        if len(cells) >= 3 and keys and i + 1 < len(lines) and re.match(r"^\s*\|?\s*:?-{2,}", lines[i + 1]):
+            i += 2
+            while i < len(lines) and "|" in lines[i]:
+                row = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+                parts = [f"{keys[j]} = {row[j]}" for j in keys if j < len(row)]
+                out.append(f"Policy {row[0]}: " + ", ".join(parts) + ".")
+                i += 1
+            continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
 
 
 def recommended_part(text: str) -> tuple[str, str]:
@@ -336,7 +368,7 @@ def recommended_part(text: str) -> tuple[str, str]:
     among several options the whole text is kept (and two values for one role stay "unparseable").
     """
     labels = [(m.start(), (m.group(1) or m.group(2)).lower()) for m in _OPTION_LABEL.finditer(text)]
-    rec = [m for m in _RECOMMEND.finditer(text)]
+    rec = [m for m in _RECOMMEND.finditer(text)] + [m for m in _RECOMMEND_AFTER.finditer(text)]
     names = {n for _, n in labels}
     if len(names) >= 2:
         for r in rec:
@@ -362,7 +394,7 @@ def recommended_part(text: str) -> tuple[str, str]:
 def parse_policy(text: str, capacity: int | None = None, max_order: int | None = None) -> ParsedPolicy:
     """Parse one advice text; `capacity` resolves "order up to capacity" and checks feasibility."""
     text = text or ""
-    part, choice = recommended_part(replace_number_words(text))
+    part, choice = recommended_part(_table_rows(replace_number_words(text)))
     x = _Extractor(part)
     if choice:
         x.notes.append(choice)
@@ -381,7 +413,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
         capacity = stated_capacity
     stated_max_order = None
     for m in _ACK_MAX_ORDER.finditer(low):
-        g = 1 if m.group(1) else 2
+        g = next(i for i in (1, 2, 3) if m.group(i))
         stated_max_order = int(float(m.group(g)))
         x.used.add(m.start(g))
 
@@ -411,7 +443,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
         f.strict = False
         trig.append(f)
     trig += x.all(_REORDER_AT)
-    for f in x.all(_TRIGGER_BARE_LT):
+    for f in x.all(_TRIGGER_BARE_LT) + x.all(_TRIGGER_NOUN_LT):
         f.strict = True
         trig.append(f)
     for f in x.all(_TRIGGER_ORLESS) + x.all(_TRIGGER_IS_ORLESS) + x.all(_TRIGGER_LEFT):
@@ -429,7 +461,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
 
     bases = x.all(_BASE_STOCK) + x.all(_KEEP_AT)
     caps = x.all(_CAP)
-    upto += x.all(_UPTO_NAMED) + x.all(_UPTO_VERB) + x.all(_MAX_EQ)
+    upto += x.all(_UPTO_NAMED) + x.all(_UPTO_LABEL) + x.all(_UPTO_VERB) + x.all(_MAX_EQ)
     to_capacity = bool(_CAPACITY.search(low))
     multiples = x.all(_MULTIPLES)
     for pat in _QTY:

@@ -80,6 +80,14 @@ def test_hedging_is_no_policy(text):
     assert parse_policy(text).status == "unparseable"
 
 
-def test_issue10_advice_dev_set_stays_right():
-    report = evaluate_advice(Path(__file__).parent / "data" / "advice_dev_issue10.jsonl")
+@pytest.mark.parametrize("name", ["advice_dev_issue10.jsonl", "advice_dev2_issue10.jsonl"])
+def test_issue10_advice_dev_sets_stay_right(name):
+    report = evaluate_advice(Path(__file__).parent / "data" / name)
     assert report.accuracy == 1.0, report.misses
+
+
+def test_a_table_of_options_with_a_pick_gives_the_picked_row():
+    text = ("| Policy | s | S | Expected cost |\n|---|---|---|---|\n| A | 10 | 40 | 5.20 |\n| B | 14 | 44 | 4.90 |\n\n"
+            "Policy B has the lower cost, so that's my pick.")
+    p = parse_policy(text)
+    assert p.status == "ok" and p.params == {"s": 14, "S": 44}
