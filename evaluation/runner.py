@@ -40,6 +40,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -277,7 +278,8 @@ def run_study(
     new batches when it would be exceeded. `runner`: how a unit's phases run (tests inject faults here).
     """
     import ray
-    from tqdm import tqdm
+
+    from evaluation.progress import dashboard_url, progress_bar
 
     if max_concurrent_dialogues is not None and max_concurrent_dialogues < 0:
         raise StudyError(f"max_concurrent_dialogues: {max_concurrent_dialogues} is not allowed; must be >= 0")
@@ -295,9 +297,13 @@ def run_study(
     if batches:
         init_ray(address, num_cpus, include_dashboard)
         summary.num_cpus = float(ray.cluster_resources().get("CPU", 0))
+        url = dashboard_url()
+        if progress and url:  # where to watch the askopt_study_* metrics while it runs
+            print(f"Ray dashboard: {url} (Metrics view: askopt_study_units, askopt_study_progress)",
+                  file=sys.stderr, flush=True)
         ctx = _Sweep(config, out, plan, summary, runner or DEFAULT_RUNNER, task_retries,
                      StudyMetrics(config.name, len(plan.units)),
-                     tqdm(total=len(pending), unit="unit", desc=f"study {config.name}", disable=not progress))
+                     progress_bar(len(pending), f"study {config.name}", progress))  # plain lines without a TTY
         if fanout:
             n = max_concurrent_dialogues if max_concurrent_dialogues is not None else DEFAULT_DIALOGUES
             ctx.fanout(batches, n, rate_limit, budget_usd, dialogue_actors)
