@@ -16,7 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from inventory.montecarlo import demand_matrix, simulate
-from inventory.policies import BaseStockPolicy, Policy, SSPolicy, StatePolicy, _col
+from inventory.policies import BaseStockPolicy, Policy, SSPolicy, StatePolicy, _col, base_stock_rule
 from inventory.problem import Problem
 from inventory.search import best_base_stock, grid_limit, search_ss
 
@@ -35,7 +35,7 @@ class CappedBaseStockPolicy(Policy):
 
     def order_from_position(self, position, t):
         S, r = np.broadcast_arrays(np.atleast_1d(self.S), np.atleast_1d(self.r))
-        return np.minimum(np.maximum(_col(S) - position, 0), _col(r)).astype(np.int64)
+        return np.minimum(base_stock_rule(position, _col(S)), _col(r)).astype(np.int64)  # the rule, capped at r
 
     def params(self):
         return {"S": self.S, "r": self.r}

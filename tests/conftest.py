@@ -1,4 +1,4 @@
-"""Shared fixtures: real result objects for the agents' tests.
+"""Shared fixtures: a small problem factory, and real result objects for the agents' tests.
 
 Tests of the dialogue roles need an optimisation result without running an optimisation. They get the real
 `optimization.service.PolicyScore` / `OptimizationResult` types (not hand-copied stand-ins that can drift from
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from inventory.demand import Demand
 from inventory.montecarlo import composite_objective
 from inventory.problem import Problem
 from optimization.service import OptimizationResult, PolicyScore
@@ -42,3 +43,14 @@ def make_score():
 def make_result():
     """`make_result(problem, scores, winner, best_ss, ss_extra_cost_pct=0)` -> a real OptimizationResult."""
     return optimization_result
+
+
+SMALL_PROBLEM = dict(horizon=5, demand=Demand.poisson(3), lost_sales=True, holding_cost=1.0, penalty_cost=10.0,
+                     setup_cost=5.0, lead_time=2, max_inventory=20, max_order=8)
+
+
+@pytest.fixture
+def make_problem():
+    """`make_problem(**overrides)` -> a small lost-sales Problem (T 5, Poisson(3), h 1, b 10, K 5, L 2, caps 20/8)
+    with the given fields replaced: hand-checkable traces need small numbers."""
+    return lambda **overrides: Problem(**{**SMALL_PROBLEM, **overrides})
