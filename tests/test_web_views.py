@@ -38,6 +38,7 @@ def servers(tmp_path_factory):
     from ray import serve
 
     from serving.consultant_app import build_app
+    from serving.imitator_app import build_app as imitator_app
 
     root = tmp_path_factory.mktemp("webviews")
     keyed_url, collect_url = f"sqlite:///{root / 'keyed.db'}", f"sqlite:///{root / 'collect.db'}"
@@ -50,8 +51,10 @@ def servers(tmp_path_factory):
     serve.run(build_app({"sessions_url": keyed_url, "num_cpus": 0.25}), name="keyed", route_prefix="/keyed")
     serve.run(build_app({"sessions_url": collect_url, "num_cpus": 0.25, "collect": True}), name="collect",
               route_prefix="/collect")
+    serve.run(imitator_app({"keys_url": keyed_url}), name="imitator", route_prefix="/imitator")
     base = f"http://127.0.0.1:{port}"
     yield {"keyed": f"{base}/keyed", "collect": f"{base}/collect", "collect_url": collect_url,
+           "imitator": f"{base}/imitator",
            "a": {"Authorization": f"Bearer {key_a}"}, "b": {"Authorization": f"Bearer {key_b}"}}
     serve.shutdown()
     ray.shutdown()
@@ -119,3 +122,20 @@ def test_collection_mode_exports_the_imitator_corpus(servers, tmp_path, capsys):
     assert examples[0].prompt.startswith(f"Facts: {scenario['facts_line']}") and examples[0].prompt.endswith("Manager:")
     assert s["reply"].split()[0] in examples[0].prompt  # x holds the consultant's question
     assert json.loads(out.read_text().splitlines()[1])["turn"] > examples[0].turn
+
+
+def test_imitator_refuses_requests_without_a_database_key(servers):
+    from serving.protocol import scenario_message
+
+    truth = {"time_horizon": 60, "demand_type": "random", "demand_distribution": "poisson(6)",
+             "perishability": "non_perishable", "state_transition_model": "lost_sale", "holding_cost": 0.4,
+             "penalty_cost": 3.0, "setup_cost": 2, "lead_time": 2, "max_inventory": 60, "max_order": 30,
+             "risk_tolerance": 1}
+    body = {"model": "askopt-imitator", "messages": [scenario_message(truth, "A bike shop.", "typical", 1),
+                                                     {"role": "user", "content": "Tell me about your business."}]}
+    url = f"{servers['imitator']}/v1/chat/completions"
+    refused = httpx.post(url, json=body, timeout=60)
+    assert refused.status_code == 401 and refused.json()["error"]["param"] == "authorization"
+    ok = httpx.post(url, json=body, headers=servers["a"], timeout=120)
+    assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"]
+    assert httpx.get(f"{servers['imitator']}/healthz", timeout=30).status_code == 200  # health stays open
