@@ -7,7 +7,14 @@ policy as an object. This parser reads the forms consultants actually write:
 * (s,Q): "reorder 30 units when stock drops to 15 or less", "(R, Q) = (30, 25)" (a fixed batch per trigger)
 * (R,Q) with multiples: "... order in multiples of 10 to get back above 30"
 * base-stock: "base-stock level 45", "every day, order up to 45"
-* constant: "order 8 units every day"; periodic: "every 7 days order up to 70" / "order 40 every week"
+* constant: "order 8 units every day"; periodic: "every 7 days order up to 70" / "order 40 every week",
+  weekdays ("every Friday", "Tuesdays") = 7, "every other day" = 2, fortnightly / "every second week" = 14,
+  "once a month" = 30
+* layout: markdown tables ("| s | 18 |", or one option per row under an "s | S" header), bullet and numbered
+  lists, formulas whose intermediate numbers are dropped ("= 41.4, so s = 42" records 42)
+* several options: the recommended one ("I recommend option B", "Recommended: (c)", "Policy B ... my pick");
+  sentences that call a policy "not recommended" are left out; options without a recommendation stay
+  "unparseable"
 * caps: "never order more than 25" (wraps the policy), "order up to capacity" (needs the capacity)
 * triggers: "below / under / less than N" -> our strict trigger (order when position < N): s = N;
   "at or below / to / reaches / N or fewer / <= N" -> s = N + 1 (ours triggers strictly below).
@@ -16,9 +23,12 @@ policy as an object. This parser reads the forms consultants actually write:
   "in transit", "position") switches to an on-hand trigger, evaluated as a `StatePolicy` that ignores the
   pipeline -- which is what such advice literally says, and why it is often costly.
 
-It never guesses: ranges ("20-25"), two different values for the same role, a trigger without an order
-quantity, or no policy at all give status "unparseable" with the reason; a reorder point above the capacity
-or an order-up-to level at or below the reorder point gives "infeasible". Both keep the text.
+It never guesses silently: a range ("reorder around 20-25") is resolved to its midpoint rounded half up and the
+choice is recorded in `reason`; two different values for the same role, a trigger without an order quantity,
+hedging, or no policy at all give status "unparseable" with the reason. A reorder point above the capacity, an
+order-up-to level below the reorder point, and advice that contradicts a limit it states itself (S above "your
+storage capacity is 100", Q above "the van carries at most 30") give "infeasible" with the reason. Both keep
+the text.
 """
 
 from __future__ import annotations
