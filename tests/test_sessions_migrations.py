@@ -94,3 +94,40 @@ def test_downgrade_to_the_previous_revision_keeps_sessions(tmp_path):
         assert conn.execute(sa.text("SELECT version FROM askopt_sessions")).scalar_one() == 4
     with pytest.raises(sa.exc.NoSuchTableError):
         sa.Table("askopt_api_keys", sa.MetaData(), autoload_with=engine)
+
+
+def test_replicas_starting_together_all_reach_head(tmp_path):
+    """Replicas (processes) open a fresh SQLite database at the same moment: every one ends at head, none fails;
+    threads of one process take turns."""
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    go = time.time() + 4  # every process starts migrating at this moment, after its imports
+    code = ("import sys, time\nfrom serving.sessions import SessionStore\nfrom serving import migrations\n"
+            f"time.sleep(max(0, {go} - time.time()))\ns = SessionStore({url!r})\n"
+            "print(migrations.current(s.engine))\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(4)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err[-500:] for _, err in outs]
+    assert {out.strip() for out, _ in outs} == {migrations.head()}
+
+    url2, errors = f"sqlite:///{tmp_path / 'threads.db'}", []
+    barrier = threading.Barrier(3)
+
+    def open_store():
+        barrier.wait()
+        try:
+            SessionStore(url2).dispose()
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_store) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []

@@ -6,12 +6,17 @@ scripts, and `SessionStore` upgrades the schema itself, so nobody runs `alembic 
 - `upgrade(engine)`: brings any database to head. A database made before migrations existed (the
   `askopt_sessions` table without an `alembic_version` row) is first stamped at the first revision, whose schema
   it has, so its rows are kept.
-- Several replicas may start at once: on PostgreSQL the upgrade holds an advisory lock; on SQLite (and as a
-  backstop) a failed upgrade is retried once, and the retry finds the schema already at head.
+- Several replicas may start at once: on PostgreSQL the upgrade holds an advisory lock, on a SQLite file an
+  exclusive `flock` on `<file>.migrate-lock` (SQLite replicas share a host), and within one process upgrades take
+  turns (alembic's `context` is a process-wide global). As a backstop a failed upgrade is retried (up to 5 times);
+  a retry finds the schema already at head.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import threading
 import time
 from pathlib import Path
 
@@ -20,6 +25,7 @@ import sqlalchemy as sa
 HERE = Path(__file__).parent
 FIRST = "0001"
 _LOCK_ID = 0x61736B6F  # "asko": the PostgreSQL advisory lock taken while migrating
+_IN_PROCESS = threading.Lock()  # alembic's `context` is process-global: one migration at a time per process
 
 
 def _config(connection):
@@ -57,9 +63,28 @@ def _upgrade_once(engine: sa.Engine, revision: str) -> None:
         command.upgrade(_config(conn), revision)
 
 
-def upgrade(engine: sa.Engine, revision: str = "head") -> None:
-    try:
-        _upgrade_once(engine, revision)
-    except sa.exc.DBAPIError:  # another replica migrated at the same moment: its work is ours
-        time.sleep(0.5)
-        _upgrade_once(engine, revision)
+@contextlib.contextmanager
+def _sqlite_file_lock(engine: sa.Engine):
+    """An exclusive lock on `<db>.migrate-lock` while migrating a SQLite file: SQLite runs DDL outside the
+    transaction, so without it two replicas could both see an unversioned table and both stamp it."""
+    path = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not path or path == ":memory:" or path.startswith("file:"):
+        yield
+        return
+    with open(f"{path}.migrate-lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def upgrade(engine: sa.Engine, revision: str = "head", attempts: int = 5) -> None:
+    with _IN_PROCESS, _sqlite_file_lock(engine):
+        for attempt in range(attempts):
+            try:
+                return _upgrade_once(engine, revision)
+            except sa.exc.DBAPIError:  # another replica migrated at the same moment: its work is ours
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
