@@ -48,6 +48,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evaluation.placement import NO_PLACEMENT, Placement
 from evaluation.study import StudyConfig, Unit, plan_study, read_config, write_config
 from evaluation.study_units import DEFAULT_RUNNER, UnitRunner
 from llm.ratelimit import RateLimit
@@ -148,10 +149,11 @@ def _finish_and_score(config_json: dict, instance_json: dict, outcomes, runner: 
     return score_outcomes(instance, [runner.finish(o, instance, config) for o in outcomes], config)
 
 
-def _remote(fn, retries: int):
+def _remote(fn, retries: int, placement: Placement = NO_PLACEMENT, scoring: bool = False):
     import ray
 
-    return ray.remote(num_cpus=1, max_retries=retries, retry_exceptions=False)(fn)
+    return ray.remote(num_cpus=1, max_retries=retries, retry_exceptions=False,
+                      **placement.task_options(scoring))(fn)
 
 
 # ---- metrics -------------------------------------------------------------------------------------------------------
@@ -269,6 +271,7 @@ def run_study(
     rate_limit: RateLimit | None = None,
     budget_usd: float | None = None,
     dialogue_actors: int | None = None,
+    placement: Placement = NO_PLACEMENT,
 ) -> RunSummary:
     """Run (or finish) a study into `out`; returns what this invocation did.
 
@@ -276,6 +279,7 @@ def run_study(
     DEFAULT_DIALOGUES; 0 runs dialogues inside the CPU tasks as offline studies do). `rate_limit`: requests /
     tokens per minute for the study's endpoint, enforced across the cluster. `budget_usd`: stop starting
     new batches when it would be exceeded. `runner`: how a unit's phases run (tests inject faults here).
+    `placement`: node labels for the study's tasks and actors, GPUs for scoring (evaluation.placement).
     """
     import ray
 
@@ -297,13 +301,17 @@ def run_study(
     if batches:
         init_ray(address, num_cpus, include_dashboard)
         summary.num_cpus = float(ray.cluster_resources().get("CPU", 0))
+        try:
+            placement.check(ray.cluster_resources())
+        except ValueError as exc:
+            raise StudyError(str(exc)) from None
         url = dashboard_url()
         if progress and url:  # where to watch the askopt_study_* metrics while it runs
             print(f"Ray dashboard: {url} (Metrics view: askopt_study_units, askopt_study_progress)",
                   file=sys.stderr, flush=True)
         ctx = _Sweep(config, out, plan, summary, runner or DEFAULT_RUNNER, task_retries,
                      StudyMetrics(config.name, len(plan.units)),
-                     progress_bar(len(pending), f"study {config.name}", progress))  # plain lines without a TTY
+                     progress_bar(len(pending), f"study {config.name}", progress), placement)  # plain lines w/o TTY
         if fanout:
             n = max_concurrent_dialogues if max_concurrent_dialogues is not None else DEFAULT_DIALOGUES
             ctx.fanout(batches, n, rate_limit, budget_usd, dialogue_actors)
@@ -332,7 +340,9 @@ def _peak_rss_mb() -> float:
 class _Sweep:
     """One invocation's driver loop: submit, collect, write batches, count, retry infrastructure failures."""
 
-    def __init__(self, config, out, plan, summary, runner, task_retries, metrics, bar) -> None:
+    def __init__(self, config, out, plan, summary, runner, task_retries, metrics, bar,
+                 placement: Placement = NO_PLACEMENT) -> None:
+        self.placement = placement
         self.config, self.out, self.summary, self.runner = config, out, summary, runner
         self.task_retries, self.metrics, self.bar = task_retries, metrics, bar
         self.cfg_json = config.to_json(redact=False)
@@ -360,8 +370,8 @@ class _Sweep:
     def tasks(self, batches: list[list[Unit]], limit: int) -> None:
         import ray
 
-        run_task = _remote(_run_units, self.task_retries)
-        score_task = _remote(_score_units, self.task_retries)
+        run_task = _remote(_run_units, self.task_retries, self.placement)
+        score_task = _remote(_score_units, self.task_retries, self.placement, scoring=True)
         queue = list(batches)
         in_flight: dict = {}  # score ref -> (batch, attempts)
 
@@ -401,15 +411,15 @@ class _Sweep:
         limiter = None
         if rate_limit is not None and rate_limit.active:
             endpoint = (self.config.llm or {}).get("base_url") or "api.openai.com"
-            limiter = ray.remote(num_cpus=0, max_restarts=-1)(RateLimiterActor).remote(
+            limiter = ray.remote(num_cpus=0, max_restarts=-1, **self.placement.actor_options())(RateLimiterActor).remote(
                 {endpoint: (rate_limit.rpm, rate_limit.tpm)})
         # a dead actor restarts; Ray re-runs its in-flight dialogues there (max_task_retries), and the driver
         # resubmits what still fails (each dialogue is deterministic, so rework changes no row)
         worker_cls = ray.remote(num_cpus=0, max_concurrency=per_actor, max_restarts=-1,
-                                max_task_retries=self.task_retries)(DialogueWorker)
+                                max_task_retries=self.task_retries, **self.placement.actor_options())(DialogueWorker)
         actors = [worker_cls.remote(self.cfg_json, self.runner, limiter) for _ in range(n_actors)]
         load = [0] * n_actors
-        score_task = _remote(_finish_and_score, self.task_retries)
+        score_task = _remote(_finish_and_score, self.task_retries, self.placement, scoring=True)
 
         queue = list(batches)
         open_batches: dict[int, dict] = {}  # batch no -> {"units", "next", "outcomes", "failed"}

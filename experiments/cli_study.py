@@ -33,6 +33,12 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--dashboard", action=argparse.BooleanOptionalAction, default=None,
                    help="start the Ray dashboard with a local Ray (metrics view); default: Ray's choice")
+    p.add_argument("--node-labels", default=None, metavar="KEY=VALUE[,...]",
+                   help="run the study's tasks and actors only on nodes with these Ray labels, e.g. "
+                   "askopt.io/pool=cpu to keep them off a GPU worker group (docs/ops.md)")
+    p.add_argument("--scoring-gpus", type=float, default=0.0, metavar="F",
+                   help="GPU share per Monte Carlo scoring task (large evaluations then run on the torch kernel); "
+                   "default 0: CPU scoring")
     g = p.add_argument_group("LLM fan-out", "how an LLM study talks to its endpoint (ignored offline)")
     g.add_argument("--max-concurrent-dialogues", type=int, default=None,
                    help="dialogues waiting on the model at once (default 128; 0: inside the CPU tasks)")
@@ -233,12 +239,18 @@ def run_study_cmd(args: argparse.Namespace) -> int:
 
     config = config_from_cli(args)
     limit = _fanout_options(args)
+    from evaluation.placement import Placement, parse_labels
+
+    try:
+        placement = Placement(parse_labels(args.node_labels), args.scoring_gpus)
+    except ValueError as exc:
+        raise _input_error(f"--{exc}") from None
     ours = not args.address and not _ray_running()  # a Ray this command starts (not a caller's, not a cluster)
     try:
         s = run_study(config, Path(args.out), resume=args.resume, address=args.address, num_cpus=args.num_cpus,
                       progress=not args.no_progress, include_dashboard=args.dashboard,
                       max_concurrent_dialogues=args.max_concurrent_dialogues, rate_limit=limit,
-                      budget_usd=args.budget_usd)
+                      budget_usd=args.budget_usd, placement=placement)
     except StudyError as exc:
         raise _input_error(str(exc)) from None
     finally:

@@ -59,3 +59,19 @@ class FaultyRunner(UnitRunner):
         if unit.unit_id in self.fail_units:
             client = ExplodingClient(unit.unit_id)
         return super().dialogue(unit, instance, config, client)
+
+
+class NodeLabelRunner(UnitRunner):
+    """Records, in each outcome's note, the Ray labels of the node its dialogue and scoring ran on (placement
+    tests)."""
+
+    def dialogue(self, unit, instance, config, client=None):
+        import ray
+
+        o = super().dialogue(unit, instance, config, client)
+        o.note = (o.note + " " + _labels(ray.get_runtime_context().get_node_labels())).strip()
+        return o
+
+
+def _labels(labels: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()) if not k.startswith("ray.io/"))

@@ -59,6 +59,7 @@ def test_kustomization_renders_with_kubectl():
     kinds = [d["kind"] for d in yaml.safe_load_all(out.stdout) if d]
     assert sorted(kinds) == ["PersistentVolumeClaim", "RayCluster", "RayJob", "RayService"]
     assert "image: askopt:0.1.0" in out.stdout and "image: askopt\n" not in out.stdout
+    assert "image: askopt:0.1.0-gpu" in out.stdout and "askopt-gpu" not in out.stdout.replace("name: askopt-gpu", "")
 
 
 def test_manifests_are_consistent():
@@ -70,7 +71,8 @@ def test_manifests_are_consistent():
             continue
         for spec in _pod_specs(doc):
             for c in spec["containers"]:
-                assert c["image"] == "askopt", f"{doc['metadata']['name']}: image {c['image']}"
+                gpu = "nvidia.com/gpu" in c.get("resources", {}).get("limits", {})
+                assert c["image"] == ("askopt-gpu" if gpu else "askopt"), f"{doc['metadata']['name']}: {c['image']}"
                 env = {e["name"]: e for e in c.get("env", [])}
                 # token auth on every node, the token from the one secret (never a literal in the manifest)
                 assert env["RAY_AUTH_MODE"]["value"] == "token"
@@ -219,3 +221,17 @@ def test_prometheus_scrapes_the_study_metrics_the_dashboard_shows(tmp_path):
             prom.terminate()
             prom.wait(timeout=30)
         ray.shutdown()
+
+
+def test_cpu_and_gpu_pools_carry_the_labels_the_study_selects():
+    """`askopt study --node-labels askopt.io/pool=cpu` (evaluation.placement) must match every node with CPUs
+    for the study and no GPU node."""
+    rc = next(d for d in _manifests() if d["kind"] == "RayCluster")
+    groups = [("head", rc["spec"]["headGroupSpec"])] + [(g["groupName"], g) for g in rc["spec"]["workerGroupSpecs"]]
+    pools = {name: g["rayStartParams"].get("labels") for name, g in groups}
+    gpus = {name: "num-gpus" in g["rayStartParams"] for name, g in groups}
+    assert {pools[n] for n in pools if gpus[n]} == {"askopt.io/pool=gpu"}
+    assert {pools[n] for n in pools if not gpus[n]} == {"askopt.io/pool=cpu"}
+    from evaluation.placement import parse_labels
+
+    assert parse_labels("askopt.io/pool=cpu") == dict([pools["cpu-workers"].split("=")])
