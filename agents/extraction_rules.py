@@ -29,7 +29,7 @@ __all__ = ["DemandPeriodChoice", "ParseResult", "parse_utterance", "INTEGER_FIEL
 INTEGER_FIELDS = ("time_horizon", "lead_time", "max_inventory", "max_order")
 MONEY_FIELDS = ("holding_cost", "penalty_cost", "setup_cost")
 NUMERIC_FIELDS = (*INTEGER_FIELDS, *MONEY_FIELDS, "risk_tolerance", "demand_distribution")
-_PERIOD_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+_PERIOD_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
 
 
 @dataclass
@@ -113,13 +113,13 @@ _ANCHORS: dict[str, str] = {
                  r"order\s+up to|order\s+(?:no\s+)?more than|\bcaps?\b|capped|ship more than|at a time|at once|"
                  r"(?:per|each|every|an?|single|one)\s+order\b|biggest order|largest order|truck can carry|"
                  r"order limit",
-    "holding_cost": r"holding|carry\w*|storage|storing|\bstore\b|\bkeep\w*|warehous\w*|\brent\w*|refrigerat\w*|"
+    "holding_cost": r"holding|carry\w*|storage|storing|(?<!the )(?<!our )(?<!my )(?<!a )(?<!this )\bstore\b|\bkeep\w*|warehous\w*|\brent\w*|refrigerat\w*|"
                     r"\bspace\b|in stock|sitting|\bsit\b|\bhold\b",
     "penalty_cost": r"penalt\w*|stock[\s-]?outs?|shortages?|\bshort\b|\blost\b|\blose\b|\bloses\b|\blosing\b|\bloss\b|\bmiss\w*|"
                     r"run(?:ning)? out|run(?:s|ning)? (?:dry|low)|sold out|sell out|out of stock|profit|margin|"
                     r"goodwill|\bwait\w*|delay\w*|\blate\b|"
                     r"backorder\w*|unmet|unfilled|unserved|can't serve|cannot serve|turn(?:ed)? away|disappoint\w*|\bempty\b|\bhit\b",
-    "setup_cost": r"set[\s-]?up|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
+    "setup_cost": r"set[\s-]?up|haul\w*|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
                   r"plac\w*\s+(?:an\s+)?orders?|\bdelivery\b|deliveries|shipping|shipment|\btruck\b|\bfixed\b|"
                   r"\bflat\b|\bfees?\b|paperwork|admin\w*|ordering|courier\w*|call[\s-]?out|freight|carriage|postage|haulage|"
                   r"(?:per|each|every|an?)\s+(?:restock|run|trip|drop|consignment)|a pop\b",
@@ -144,9 +144,12 @@ _LOSS_PREFIX = re.compile(r"\b(?:lose|loses|losing|lost|miss|missed|forgo|give u
 _PENALTY_SUFFIX = re.compile(r"(?:of (?:profit|margin|goodwill)|in (?:lost )?(?:profit|margin|goodwill))|"
                              r"(?:per|each|every|an?|for each|for every|on each|on every)\s+(?:lost|missed|"
                              r"unit short|sale (?:we|you) miss|unfilled)|\bshort\b|customer waits|\bwaits?\b|"
-                             r"\blate\b|\bdelay\w*|in goodwill|lost profit|of profit|\bhit\b")
+                             r"\blate\b|\bdelay\w*|in goodwill|lost profit|of profit|\bhit\b|"
+                             r"(?:every|each) time (?:a |the )?(?:someone|somebody|customers?|they|people|a customer) "
+                             r"(?:\w+ )?(?:leaves?|walks?|goes|go|can't|cannot|is turned|are turned|misses|miss)")
 # "the stockroom can take 250", "the shelves fit 80": a storage place with a verb of capacity right before a count
-_STORAGE_PREFIX = re.compile(r"(?:stock ?room|store ?room|back ?room|back room|\bthe back\b|shel(?:f|ves)|warehouse|"
+_STORAGE_PREFIX = re.compile(r"(?:stock ?room|store ?room|back ?room|back room|\bthe back\b|shel(?:f|ves)|warehouse|\byard\b|"
+                             r"\bloft\b|lock-?up|\bgarage\b|"
                              r"storage|cooler|fridge|freezer|walk-in|\bspace\b|\broom\b|cellar|depot|\bshed\b|"
                              r"\bbins?\b|racks?)\b[^,.;]{0,25}?\b(?:can |could |will |would |only |just |really |"
                              r"physically )*(?:take|takes|hold|holds|fit|fits|store|stores|handle|handles|"
@@ -282,6 +285,10 @@ def _assign_how(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]],
 
 def _assign_strong(q: Quantity, context: str | None) -> str | None:
     if q.kind == "count" or (q.kind == "bare" and not q.period and context not in ("lead_time", "time_horizon")):
+        if re.search(r"\borders?\s+(?:over|above|bigger than|larger than|of more than|exceeding)\s*$", q.prefix) and \
+                re.search(r"\b(?:aren't|are not|isn't|is not|not|can't be|cannot be|won't be)\s+(?:\w+\s+)?"
+                          r"(?:accepted|allowed|possible|taken|permitted)", q.suffix):
+            return "max_order"  # "orders over 150 units aren't accepted"
         m = _ORDER_PREFIX.search(q.prefix)
         if m and q.kind == "bare" and re.search(r"(?:supplier|distributor|wholesaler|vendor|manufacturer)\b[^,.;]{0,25}?"
                                                r"\btakes?\b", m.group(0)):
@@ -368,7 +375,9 @@ _PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|
                          r"\bdie\b|\bfresh\b|shelf life|thrown? (?:out|away)|throw (?:it |them )?(?:out|away)|"
                          r"in the bin|binned|\bwaste\w*|discard\w*|dump\w*|\bsell[\s-]by\b|\bcomposted\b|on the compost|\bworthless\b|"
                          r"only good for (?:the|one|a|1) day|good for (?:one|a|1) day only|only lasts? (?:the|one|a|1) day|"
-                         r"no good (?:the )?(?:next day|tomorrow|1 day)|day[\s-]old")
+                         r"no good (?:the )?(?:next day|tomorrow|1 day)|day[\s-]old|"
+                         r"(?:don't|doesn't|won't|never) (?:survive|last|keep) (?:to|until|till|past|overnight|1 day)|"
+                         r"\bthrow (?:them|it)(?: out| away)?\s*$")
 _BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'ll) (?:just )?order it|backlog\w*|back[\s-]?order\w*|"
                       r"(?<!the )(?<!our )(?<!a )(?<!we )(?<!i )\bwait\w*(?! (?:is|was) )|special[\s-]order\w*|"
                       r"collects? (?:it |them )?(?:later|when|once)|carr(?:y|ied|ies) (?:it |them )?over|"
@@ -442,7 +451,7 @@ def _perishability(sentence: str) -> str | None:
     return None
 
 
-_MIXED = re.compile(r"\bsome\b[^.;]{0,60}\b(?:others?|some|rest|most)\b|\bhalf\b|\bdepends\b|\bsometimes\b|"
+_MIXED = re.compile(r"\bsome\b[^.;]{0,60}\b(?:others?|some|rest|most|many|a lot|lots|plenty)\b|\bhalf\b|\bdepends\b|\bsometimes\b|"
                     r"\ba few\b[^.;]{0,40}\b(?:others?|most)\b|\bmost\b[^.;]{0,60}\b(?:others?|some|a few)\b|"
                     r"\bmixed\b|\bmix of\b|\bbit of both\b|\bboth\b")
 
@@ -736,6 +745,9 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             continue  # "since 1998", "last year, 2025"
         if q.kind in ("bare", "count") and _MIN_BOUND.search(q.prefix[-40:]):
             continue  # a minimum order quantity or a lower bound: not a value of any field
+        if q.kind == "bare" and re.match(r"\s*(?:[a-z]+\s+){0,2}(?:street|st|road|rd|lane|avenue|ave|way|drive|close|"
+                                         r"square|estate|industrial estate)\b", q.suffix):
+            continue  # "15 King Street", "unit 14 on the industrial estate": an address
         if q.kind == "bare" and _OTHER_THINGS.match(q.suffix):
             continue  # "3 delivery vans", "12 staff"
         if q.kind == "money":
@@ -747,7 +759,7 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
                 q.value, q.raw = q.value / size, q.raw / size
             elif container == "pallet":
                 continue  # a cost per pallet without the pallet's size: the per-unit cost is unknown, ask
-        if q.kind == "money" and not q.period and _ITEM_PRICE.search(q.prefix):
+        if q.kind == "money" and not q.period and _ITEM_PRICE.search(q.prefix) and not _SETUP_SUFFIX.search(q.suffix):
             continue  # "bought at about $112 each" is the item's price, not a cost parameter
         if sd_cue.search(q.prefix) and q.kind in ("bare", "count"):
             demand_qs.append(q)  # the spread of a demand statement, whatever keywords are near

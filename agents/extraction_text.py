@@ -106,7 +106,7 @@ _IDIOMS: list[tuple[str, str]] = [
      r"right away|straight away)\b", r"\1 0 days"),
     (r"\b(?:instantly|immediately|right away|straight away|right now|asap)\b", " soon "),
     (r"\bno lead[\s-]?time\b", "lead time 0 days"),
-    (r"\b(?:a\s+)?fortnight\b", "14 days"),
+    (r"(?<!per )(?<!each )(?<!every )\b(?:a\s+)?fortnight\b", "14 days"),  # "per fortnight" stays a rate
     # half a year is 182 or 183 days: two candidates, so the agent asks (never a silent pick)
     (r"\bhalf (?:a|one|the) year\b|\bhalf[\s-]year\b", "182 or 183 days"),
     (r"\b(?:the\s+)?(?:next|coming|following|upcoming)\s+quarter\b", "90 days"),
@@ -126,6 +126,7 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\b(?:delivery|shipping|ordering|it)(?: is|'s)? (?:included|free|on (?:them|the house))\b", "setup $0"),
     (r"\b(?:costs?|is|it's)\s+(?:us\s+)?nothing\b", "costs $0"),
     (r"\bno (?:fixed |setup |set-up |ordering |order |delivery )?(?:fee|cost|charge)s?\b", "setup $0"),
+    (r"\b(?:to get|for|qualify for|qualifies for|get|earn) free (?=shipping|delivery|postage|freight)", " conditional "),
     (r"\bfree\b", "$0"),
     (r"(?<!or )\bminus\s+(?=\d)", "-"),
 ]
@@ -167,12 +168,13 @@ _LIST_MARKER = re.compile(r"(?:^|(?<=\n)|(?<=[.!?:;])\s)[ \t]*(?:\(?\d{1,2}[.)]|
 # starts a new sentence (names of days, months and distributions excepted)
 _RUN_ON = re.compile(r"(?<=[a-z0-9%)])[ \t]+(?=(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|"
                      r"January|February|March|April|May|June|July|August|September|October|November|December|"
-                     r"Poisson|Gaussian|Normal|Uniform|Christmas|Easter|I)\b)[A-Z][a-z])")
+                     r"Poisson|Gaussian|Normal|Uniform|Christmas|Easter|I|Street|Road|Lane|Avenue|Way|Drive|Close|Square)\b)"
+                     r"(?![A-Z][a-z]+ (?:Street|St|Road|Rd|Lane|Avenue|Ave|Way|Drive|Close|Square)\b)[A-Z][a-z])")
 # "a week... no wait, eight days", "oh wait, 6": the interjection is a correction cue, not customers waiting
 _INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm|um|uh)\s*,?\s*wait\b\s*[,.!:\-\u2026]*\s*|"
                            r"(?:^\s*|(?<=[.!?])\s*)wait\s*[,!:\-\u2026]+\s*|"
                            r"(?:\.{2,}|\u2026)\s*(?:no|sorry|actually)\b,?\s*|"
-                           r"\b(?:no|sorry)\s*,\s*(?:make (?:it|that)|i mean)\b,?\s*|"
+                           r"\b(?:no|sorry)\s*,\s*(?:make (?:it|that)|i mean)\b,?\s*|[,;]\s*(?:sorry|oops|no)\s*,\s*(?=[$\u20ac\u00a3]?\d)|"
                            r",?\s*\b(?:uh|um|er|erm|oh)\s*,?\s*no\b\s*[,.!-]*\s*|[,;-]\s*no\s*,\s*(?=[$\u20ac\u00a3]?\d|[a-z]+ (?:days?|units?))|"
                            rf"(?:,\s*|\b(?:actually|no|sorry|oh|or)\s*,?\s*)make (?:it|that)\s+(?=[$\u20ac\u00a3]?\d|(?:a|an|{_NUMWORD})\b)")
 
@@ -267,10 +269,12 @@ _DUR_DAYS = {"day": 1, "d": 1, "business": 1, "working": 1, "week": 7, "wk": 7, 
 _PERIOD_WORDS = [
     (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?(?:day|night)\b|\bdaily\b|\bnightly\b|/\s*day\b", "day"),
     (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?week\b|\bweekly\b|/\s*w(?:ee)?k\b", "week"),
+    (r"(?:per|each|every)\s*(?:\w+\s+){0,3}?fortnight\b|\bfortnightly\b", "fortnight"),
     (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?month\b|\bmonthly\b|/\s*mo(?:nth)?\b", "month"),
     (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?year\b|\byearly\b|\bannual(?:ly)?\b", "year"),
 ]
-_PREFIX_PERIOD = [(r"\bdaily\s+(?:\w+\s+){0,4}$", "day"), (r"\bweekly\s+(?:\w+\s+){0,4}$", "week"),
+_PREFIX_PERIOD = [(r"\bfor (?:1|one) (day|week|month|year)\b(?:\s+\w+){0,3}\s*$", ""),  # "for a month costs $1.20"
+                  (r"\bdaily\s+(?:\w+\s+){0,4}$", "day"), (r"\bweekly\s+(?:\w+\s+){0,4}$", "week"),
                   (r"\bmonthly\s+(?:\w+\s+){0,4}$", "month")]
 _PER_UNIT = re.compile(r"(?:per|a|an|each|every|/|for each|for every)\s*(?:lost\s+|missed\s+|extra\s+)?"
                        r"(?:unit|item|piece|one|box|bottle|case|pack|loaf|crate|product|thing|sale|sku|"
@@ -353,8 +357,9 @@ def _single(sentence: str, m: re.Match[str]) -> Quantity:
                 break
         if period is None:
             for pat, name in _PREFIX_PERIOD:
-                if re.search(pat, prefix[-40:] + " "):
-                    period = name
+                pm = re.search(pat, prefix[-40:] + " ")
+                if pm:
+                    period = name or pm.group(1)
                     break
     per_unit = bool(_PER_UNIT.search(suffix[:45]))
     approx = bool(_APPROX.search(prefix[-25:])) or bool(re.match(r"\s*(?:or so|-?ish)\b", suffix_full))

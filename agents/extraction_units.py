@@ -15,8 +15,8 @@ import pint
 
 __all__ = ["PERIOD_DAYS", "per_day", "rate_note"]
 
-PERIOD_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
-_PINT_PERIOD = {"day": "day", "week": "week", "month": "shop_month", "year": "shop_year"}
+PERIOD_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
+_PINT_PERIOD = {"day": "day", "week": "week", "fortnight": "fortnight", "month": "shop_month", "year": "shop_year"}
 
 
 @lru_cache(maxsize=1)

@@ -200,7 +200,8 @@ _TRIGGER_IS_ORLESS = re.compile(r"(?:\bis|\bare|\bhits?|\breaches|\bsits\s+at|\b
 _TRIGGER_NOUN_LT = re.compile(r"(?:stock|inventory|position|level|count)\s+(?:is\s+|of\s+)?(?:below|under|less\s+than|"
                               r"lower\s+than|fewer\s+than)\s+" + APPROX + NUM)
 _TRIGGER_LEFT = re.compile(r"(?:have|has|with|are)\s+(?:only\s+)?" + NUM + r"\s*(?:units?|items?|[a-z]+)?\s+(?:or\s+(?:fewer|less)\s+)?left")
-_TRIGGER_SYMBOL = re.compile(r"(?:position|inventory|stock|ip|level|on[\s-]?hand|\bx)\s*(?P<op><=|≤|=<|<)\s*" + NUM)
+_TRIGGER_SYMBOL = re.compile(r"(?:position|inventory|stock|ip|level|on[\s-]?hand|transit|on[\s-]?order|pipeline|total|\)|\bx)"
+                             r"\s*(?P<op><=|≤|=<|<)\s*" + NUM)
 _REORDER_POINT = re.compile(
     r"(?:re-?order(?:ing)?|trigger|minimum|min)[\s-]+(?:point|level|threshold|trigger|stock\s+level|inventory\s+level)s?"
     r"(?:\s*\((?:s|r|rop)\))?(?:\s+(?:i|we)\s+(?:computed|calculated|got|derived|found|suggest|recommend))?"
