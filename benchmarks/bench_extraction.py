@@ -6,7 +6,7 @@ the dev corpora, and the blind held-out set v3.
 
 Targets (exit 1 on a miss unless --no-check): table exactly right at the end >= 97% (typical) and >= 95% (vague)
 with the read-back on; reading linear in the message length (time per character at 64 kB and 1 MB within 2x of
-16 kB, 1 MB under 60 s); held-out v3 (only with --heldout, checksum verified first): >= 95% of fields right and
+16 kB, 1 MB under 60 s); held-out v4 or v3 (only with --heldout [--set v3], checksum verified first): >= 95% of fields right and
 0 invented values. Median turns are reported against the figures before the read-back (11.3 / 15.1 mean turns,
 median 11 / 15). Everything offline is deterministic; timings are wall-clock on a shared machine.
 """
@@ -29,7 +29,7 @@ from inventory.spec import PARAMETERS  # noqa: E402
 
 DATA = DEFAULT_CORPUS.parent
 DEV_SETS = ("extraction_corpus.jsonl", "extraction_holdout.jsonl", "extraction_holdout_v2.jsonl")
-HELDOUT = DATA / "heldout_v3"
+HELDOUT_SETS = ("v4", "v3")  # v4: the current blind set (v3 was scored once, then spent)
 SHORT = {"time_horizon": "T", "demand_type": "type", "demand_distribution": "demand", "perishability": "perish",
          "state_transition_model": "trans", "holding_cost": "h", "penalty_cost": "p", "setup_cost": "K",
          "lead_time": "L", "max_inventory": "Imax", "max_order": "qmax", "risk_tolerance": "risk"}
@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dialogues", type=int, default=200)
     ap.add_argument("--study-seed", default="bench")
     ap.add_argument("--presets", default="expert,typical,vague")
-    ap.add_argument("--heldout", action="store_true", help="score the blind held-out set v3 (checksum first)")
+    ap.add_argument("--heldout", action="store_true", help="score a blind held-out set (checksum first)")
+    ap.add_argument("--set", default="v4", choices=HELDOUT_SETS, help="which held-out set (default v4)")
     ap.add_argument("--skip-dialogues", action="store_true")
     ap.add_argument("--no-check", action="store_true")
     add_llm_arguments(ap)
@@ -123,10 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     for name in DEV_SETS:
         print(f"\ndev set {name} ({label}): {evaluate_corpus(DATA / name, backend=backend).summary()}")
     if args.heldout:
+        HELDOUT = DATA / f"heldout_{args.set}"
         sums = verify_checksums(HELDOUT)
-        print("\nheld-out v3 checksums verified: " + ", ".join(f"{k} {v[:12]}" for k, v in sums.items()))
+        print(f"\nheld-out {args.set} checksums verified: " + ", ".join(f"{k} {v[:12]}" for k, v in sums.items()))
         rep = evaluate_heldout(HELDOUT / "manager_utterances.jsonl", backend=backend)
-        print(f"held-out v3 extraction ({label}): {rep.summary()}; ratio to target {rep.accuracy / 0.95:.3f}")
+        print(f"held-out {args.set} extraction ({label}): {rep.summary()}; ratio to target {rep.accuracy / 0.95:.3f}")
         for f in rep.failures:
             print(f"  miss {f['id']}: {f['wrong']}")
         if rep.accuracy < 0.95:

@@ -1,6 +1,6 @@
-"""Advice-parser benchmark: the dev corpus (study_advice_corpus.jsonl) and the blind held-out advice set v3.
+"""Advice-parser benchmark: the dev corpus (study_advice_corpus.jsonl) and a blind held-out advice set (v4, or v3 with --set v3).
 
-    .venv/bin/python benchmarks/bench_parser.py [--heldout] [--no-check]
+    .venv/bin/python benchmarks/bench_parser.py [--heldout [--set v4|v3]] [--no-check]
 
 Held-out scoring (checksum verified first; capacity unknown to the parser, as for an LLM's free-text advice):
 `type` none -> "unparseable", infeasible -> "infeasible", otherwise status ok with the same kind and parameters
@@ -26,7 +26,7 @@ from agents.policy_parser_eval import heldout_ok  # noqa: E402  (one scoring rul
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 DEV = DATA / "study_advice_corpus.jsonl"
-HELDOUT = DATA / "heldout_v3"
+HELDOUT_SETS = ("v4", "v3")  # v4: the current blind set (v3 was scored once, then spent)
 TARGET = 0.92
 
 
@@ -40,7 +40,8 @@ def _dev_ok(row: dict) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--heldout", action="store_true", help="score the blind held-out advice set v3")
+    ap.add_argument("--heldout", action="store_true", help="score a blind held-out advice set (checksum first)")
+    ap.add_argument("--set", default="v4", choices=HELDOUT_SETS, help="which held-out set (default v4)")
     ap.add_argument("--no-check", action="store_true")
     args = ap.parse_args(argv)
     rows = [json.loads(line) for line in DEV.read_text().splitlines() if line.strip()]
@@ -48,8 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"dev corpus {DEV.name}: {right}/{len(rows)} = {right / len(rows):.1%} (tuned on: not an estimate)")
     misses = []
     if args.heldout:
+        HELDOUT = DATA / f"heldout_{args.set}"
         sums = verify_checksums(HELDOUT)
-        print("held-out v3 checksums verified: " + ", ".join(f"{k} {v[:12]}" for k, v in sums.items()))
+        print(f"held-out {args.set} checksums verified: " + ", ".join(f"{k} {v[:12]}" for k, v in sums.items()))
         items = [json.loads(line) for line in (HELDOUT / "advice_texts.jsonl").read_text().splitlines()
                  if line.strip()]
         ok = 0
@@ -59,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             if not good:
                 print(f"  miss {item['id']}: {why}")
         acc = ok / len(items)
-        print(f"held-out v3 advice: {ok}/{len(items)} = {acc:.1%}; ratio to target {acc / TARGET:.3f} "
+        print(f"held-out {args.set} advice: {ok}/{len(items)} = {acc:.1%}; ratio to target {acc / TARGET:.3f} "
               f"(target {TARGET:.0%})")
         if acc < TARGET:
             misses.append(f"held-out parser {acc:.1%} < {TARGET:.0%}")
