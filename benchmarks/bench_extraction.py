@@ -1,13 +1,13 @@
 """Extraction benchmark: full dialogues (offline agent vs. the offline imitator, read-back on), reading speed,
-the dev corpora, and the blind held-out set v3.
+the dev corpora, and a blind held-out set (v4; v3 with --set v3).
 
     .venv/bin/python benchmarks/bench_extraction.py [--dialogues 200] [--heldout] [--no-check]
         [--llm-base-url URL --model NAME]   # corpora and held-out set through the LLM backend
 
 Targets (exit 1 on a miss unless --no-check): table exactly right at the end >= 97% (typical) and >= 95% (vague)
 with the read-back on; reading linear in the message length (time per character at 64 kB and 1 MB within 2x of
-16 kB, 1 MB under 60 s); held-out v4 or v3 (only with --heldout [--set v3], checksum verified first): >= 95% of fields right and
-0 invented values. Median turns are reported against the figures before the read-back (11.3 / 15.1 mean turns,
+16 kB, 1 MB under 60 s); held-out v4 or v3 (only with --heldout [--set v3], checksum verified first):
+>= 95% of fields right and 0 invented values. Median turns are reported against the figures before the read-back (11.3 / 15.1 mean turns,
 median 11 / 15). Everything offline is deterministic; timings are wall-clock on a shared machine.
 """
 
