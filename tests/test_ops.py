@@ -235,3 +235,25 @@ def test_cpu_and_gpu_pools_carry_the_labels_the_study_selects():
     from evaluation.placement import parse_labels
 
     assert parse_labels("askopt.io/pool=cpu") == dict([pools["cpu-workers"].split("=")])
+
+
+def test_every_data_file_of_the_packages_is_in_the_wheel():
+    """A wheel carries only what package-data names: the web page's assets, Alembic's template, data files.
+    Every non-Python file inside an installed package must match a pattern (else `pip install .` breaks it)."""
+    import fnmatch
+    import tomllib
+
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = cfg["package-data"]
+    roots = [p.rstrip("*") for p in cfg["packages"]["find"]["include"]]
+    missing = []
+    for top in roots:
+        for f in (ROOT / top).rglob("*"):
+            if not f.is_file() or f.suffix in (".py", ".pyc") or "__pycache__" in f.parts:
+                continue
+            rel_pkg = f.relative_to(ROOT / top).as_posix()
+            ok = any(fnmatch.fnmatch(f.name, pat) for pat in patterns.get("*", []))
+            ok = ok or any(fnmatch.fnmatch(rel_pkg, pat) for pat in patterns.get(top, []))
+            if not ok:
+                missing.append(f.relative_to(ROOT).as_posix())
+    assert not missing, f"not in the wheel (add to [tool.setuptools.package-data]): {missing}"
