@@ -326,4 +326,8 @@ def build_app(args: dict | None = None):
         from serving.sessions import default_url
 
         args["sessions_url"] = default_url()  # resolved once, so every replica shares one database
-    return ConsultantAPI.options(num_replicas=replicas, ray_actor_options={"num_cpus": cpus}).bind(args)
+    # a replica being replaced (redeploy, scale-down) finishes what it runs: Serve's default drain is 20 s, shorter
+    # than a request may legitimately take (a wait for a worker slot plus the computation's deadline)
+    drain = Budget().queue_seconds + float(args.get("timeout_seconds", Budget().seconds)) + 10
+    return ConsultantAPI.options(num_replicas=replicas, ray_actor_options={"num_cpus": cpus},
+                                 graceful_shutdown_timeout_s=drain).bind(args)

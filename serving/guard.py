@@ -31,6 +31,7 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from serving.protocol import error_body
 
@@ -280,3 +281,14 @@ def install(app: FastAPI, guard: Guard, max_body_bytes: int = DEFAULT_MAX_BODY) 
     @app.exception_handler(UnicodeDecodeError)
     async def _bytes(_request: Request, _exc: UnicodeDecodeError):
         return JSONResponse(error_body("body: not valid UTF-8", param="body"), status_code=400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException):
+        # FastAPI's own 4xx (a body it cannot parse: bytes, an integer past 4300 digits; an unknown route or
+        # method) in the project's error shape, naming what was wrong
+        field = {400: "body", 404: "path", 405: "method"}.get(exc.status_code, "request")
+        detail = str(exc.detail)
+        if detail == "There was an error parsing the body":
+            detail = "not valid JSON (there was an error parsing the body)"
+        return JSONResponse(error_body(f"{field}: {detail}", param=field), status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))

@@ -18,8 +18,13 @@ import threading
 import traceback
 from dataclasses import dataclass
 
-PRELOAD = ["numpy", "scipy.stats", "inventory.dp", "inventory.search", "inventory.montecarlo",
-           "optimization.service", "optimization.limits", "agents.dialogue", "cloudpickle"]
+# What a child would otherwise import per request. "__main__": multiprocessing re-runs the parent's main script in
+# every child unless the forkserver already holds it (in a Serve replica that is Ray's worker script, ~1 s of
+# imports); the consultant app: its task functions are pickled by reference, and importing the module pulls in
+# Ray Serve and FastAPI (~2 s). Both measured per message on a loaded 2-core machine: 8-13 s without, 1-1.5 s with.
+PRELOAD = ["__main__", "numpy", "scipy.stats", "inventory.dp", "inventory.search", "inventory.montecarlo",
+           "optimization.service", "optimization.limits", "agents.dialogue", "cloudpickle", "serving.consultant_app",
+           "serving.session_views"]
 
 _lock = threading.Lock()
 _ctx = None
@@ -114,6 +119,7 @@ class Isolator:
             except EOFError:  # killed by the kernel (memory) or crashed without a word
                 raise Refused(422, "the computation exceeded this server's resource limits and was stopped; "
                                    "make the problem smaller") from None
+            await loop.run_in_executor(None, proc.join, 5)  # it has answered: let it exit, not count as stopped
         finally:  # also on CancelledError: the client went away, so the work stops now
             self.running -= 1
             if proc.is_alive():
