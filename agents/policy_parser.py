@@ -339,8 +339,9 @@ def _distinct(found: list[_Found]) -> list[float]:
 _OPTION_LABEL = re.compile(r"\b(?:option|plan|alternative|choice|scenario|policy)\s+(?:#\s*)?([a-e1-5])(?![\w.])|"
                            r"\(([a-e1-5])\)", re.I)
 _RECOMMEND = re.compile(r"(?:recommend(?:ed|ation)?|suggest(?:ed|ion)?|go\s+with|choose|pick|prefer(?:red)?|best(?:\s+choice)?"
-                        r"(?:\s+is)?|i'?d\s+take)\s*(?:is\s*)?[:\-]?\s*(?:option\s+|plan\s+|policy\s+|choice\s+)?"
-                        r"\(?([a-e1-5])\)?(?![\w])", re.I)
+                        r"(?:\s+is)?|i'?d\s+take)\s*(?:is\s*)?[:\-]?\s*"
+                        # the label needs its marker: "option B", "(c)", or a lone "B." at the end ("a policy" is no label)
+                        r"(?:(?:option|plan|policy|choice)\s+([a-e1-5])(?![\w])|\(([a-e1-5])\)|([a-e1-5])(?=\s*(?:[.!]|$)))", re.I)
 _RECOMMEND_AFTER = re.compile(r"\b(?:option|plan|policy|choice)\s+([a-e1-5])\s+(?:is|has|gives|looks|wins|comes)\b[^.\n]{0,60}?"
                               r"\b(?:best|my\s+pick|pick|cheapest|lowest|recommend\w*|winner|choice|go\s+with|prefer\w*)",
                               re.I)
@@ -383,7 +384,7 @@ def recommended_part(text: str) -> tuple[str, str]:
     names = {n for _, n in labels}
     if len(names) >= 2:
         for r in rec:
-            chosen = r.group(1).lower()
+            chosen = next(g for g in r.groups() if g).lower()
             if chosen not in names:
                 continue
             inside = lambda pos: any(q.start() <= pos < q.end() for q in rec)  # noqa: E731
