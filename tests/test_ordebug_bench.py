@@ -68,6 +68,26 @@ def test_env_counts_only_solver_calls_and_enforces_budget():
     assert "op must be one of" in env.step({"op": "explode"})["error"]
 
 
+def test_family_listing_matches_a_full_scan_across_drops_and_undo():
+    inst = small_instance("inventory", "tighten_rhs")
+    env = DebugEnv(inst)
+
+    def scan(kind):
+        names = env.model.row_names if kind == "rows" else env.model.col_names
+        return {f: [n for n in names if family(n) == f] for f in {family(n) for n in names}}
+
+    for kind, op in (("rows", "list_rows"), ("cols", "list_cols")):
+        for fam, members in scan(kind).items():
+            assert env.step({"op": op, "family_pattern": fam})[kind] == members
+    row = inst.model.row_names[0]
+    before = env.step({"op": "list_rows", "family_pattern": family(row)})["rows"]
+    env.step({"op": "drop_row", "row": row})
+    after = env.step({"op": "list_rows", "family_pattern": family(row)})["rows"]
+    assert row in before and row not in after and after == scan("rows").get(family(row), [])
+    env.step({"op": "undo"})
+    assert env.step({"op": "list_rows", "family_pattern": family(row)})["rows"] == before
+
+
 def test_iis_ablation_switch_and_undo():
     inst = small_instance("inventory", "tighten_rhs")
     env = DebugEnv(inst, allow_iis=False)
