@@ -102,11 +102,13 @@ _ANCHORS: dict[str, str] = {
     "lead_time": r"lead[\s-]?times?|deliver\w*|arriv\w*|\btakes?\b|\btook\b|\bship\w*|shows? up|get here|"
                  r"turnaround|comes? in|supplier\w*|wholesaler|restock\w*|receiv\w*|to come|replenish\w*|"
                  r"\bneeds?\b(?= \d+ days)|\blands?\b|doorstep|door to door|\bget (?:it|them|the (?:stock|goods|order))\b|"
-                 r"distributor|\blag\b",
+                 r"distributor|\blag\b|having it on the shelf|(?:have|get|got) it (?:on the shelf|in)\b|"
+                 r"from the (?:mainland|factory|depot|mill|warehouse|wholesaler|supplier)|between (?:placing|putting in|"
+                 r"sending) (?:the|an|my|our) order",
     "demand_distribution": r"\bsells?\b|\bsold\b|selling|sales|demand\w*|\bbuy\w*|go through|get through|"
                            r"\bmoves?\b|\buses?\b|consum\w*|customers?|\bmean\b|average|\bavg\b|\bwant\w*|"
                            r"\bpoisson\b|\bnormal\w*|uniform\w*",
-    "max_inventory": r"capacity|\bstore\b|storage|\bhold\b|\bholds\b|\bfits?\b|\broom\b|\bspace\b|shel(?:f|ves)|"
+    "max_inventory": r"capacity|squeeze\w*|\bcram\w*|\bstore\b|storage|\bhold\b|\bholds\b|\bfits?\b|\broom\b|\bspace\b|shel(?:f|ves)|"
                      r"warehouse|cooler|fridge|freezer|back ?room|stock ?room|store ?room|\bin (?:the )?back\b|"
                      r"max(?:imum)?\s+(?:inventory|stock)|on hand",
     "max_order": r"max(?:imum)?\s+order\w*|order\s+(?:limit|size|quantity|cap|max\w*)|order\s+at most|"
@@ -119,7 +121,7 @@ _ANCHORS: dict[str, str] = {
                     r"run(?:ning)? out|run(?:s|ning)? (?:dry|low)|sold out|sell out|out of stock|profit|margin|"
                     r"goodwill|\bwait\w*|delay\w*|\blate\b|"
                     r"backorder\w*|unmet|unfilled|unserved|can't serve|cannot serve|turn(?:ed)? away|disappoint\w*|\bempty\b|\bhit\b",
-    "setup_cost": r"set[\s-]?up|haul\w*|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
+    "setup_cost": r"set[\s-]?up|haul\w*|handling charge|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
                   r"plac\w*\s+(?:an\s+)?orders?|\bdelivery\b|deliveries|shipping|shipment|\btruck\b|\bfixed\b|"
                   r"\bflat\b|\bfees?\b|paperwork|admin\w*|ordering|courier\w*|call[\s-]?out|freight|carriage|postage|haulage|"
                   r"(?:per|each|every|an?)\s+(?:restock|run|trip|drop|consignment)|a pop\b",
@@ -348,7 +350,7 @@ _RANDOM_CUES = re.compile(r"\brandom\w*|\bswing\w*|\bbusy days?\b|quiet days?|\b
 _DET_CUES = re.compile(r"same every day|same each day|every day the same|\bconstant\b|\bfixed\b(?!\s+(?:fee|cost|"
                        r"charge|price))|(?<!been )\bsteady\b(?! (?:lately|recently|these days|this year))|\bexactly\b|like clockwork|deterministic|always the same|"
                        r"(?:doesn't|does not|never) change|\bpredictable\b|by contract|every single day|\bflat rate\b|"
-                       r"no more(?:,)? no less|standing order|same (?:number|amount|quantity|order)(?: of \w+)? (?:every|each) "
+                       r"no more(?:,)? no less|never more,? (?:and )?never less|\balways (?:exactly )?(?=\d)|standing order|same (?:number|amount|quantity|order)(?: of \w+)? (?:every|each) "
                        r"(?:day|morning|evening|night|afternoon)|"
                        r"(?:a|per) day, every day")
 _PERISH_NON = re.compile(r"(?:nothing|none of it|never)\s+(?:is |gets |ever )*(?:\w+\s+)?(?:thrown|wasted|binned|"
@@ -375,8 +377,9 @@ _PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|
                          r"\bdie\b|\bfresh\b|shelf life|thrown? (?:out|away)|throw (?:it |them )?(?:out|away)|"
                          r"in the bin|binned|\bwaste\w*|discard\w*|dump\w*|\bsell[\s-]by\b|\bcomposted\b|on the compost|\bworthless\b|"
                          r"only good for (?:the|one|a|1) day|good for (?:one|a|1) day only|only lasts? (?:the|one|a|1) day|"
-                         r"no good (?:the )?(?:next day|tomorrow|1 day)|day[\s-]old|"
+                         r"no good (?:after )?(?:the )?(?:next day|tomorrow|1 day)|day[\s-]old|"
                          r"(?:don't|doesn't|won't|never) (?:survive|last|keep) (?:to|until|till|past|overnight|1 day)|"
+                         r"(?:has|have|needs?) to (?:go|be sold|sell) (?:by|before) (?:the end of the day|closing|tonight)|"
                          r"\bthrow (?:them|it)(?: out| away)?\s*$")
 _BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'ll) (?:just )?order it|backlog\w*|back[\s-]?order\w*|"
                       r"(?<!the )(?<!our )(?<!a )(?<!we )(?<!i )\bwait\w*(?! (?:is|was) )|special[\s-]order\w*|"
@@ -397,6 +400,7 @@ _LOST = re.compile(r"(?:won't|don't|do not|will not|never|can't|nobody|no one|no
                    r"(?:\w+\s+){0,4}?instead|something else|another brand|substitut\w*|switch (?:to|brands)|"
                    r"try (?:the |a )?(?:next|another|other)|don't bother|do without|go without|"
                    r"(?:nobody|no one|never)\s+(?:\w+\s+)?(?:comes?|came|coming) back|"
+                   r"(?:a |an )?different brand|another product|something similar|"
                    r"lose the sale|sales? (?:is|are) (?:simply |just |then )?lost|walk(?:s|ed|ing)? (?:away|out|off)|go(?:es)? (?:to )?"
                    r"(?:elsewhere|somewhere else|another|a competitor|the competition|the shop down)|"
                    r"buy (?:it )?elsewhere|competitor|\bleave\w*(?! (?:a|an|their|his|her) (?:deposit|name|number|details|order|note|"
@@ -479,7 +483,7 @@ def _risk_words(sentence: str) -> float | None:
 
 # ---- demand -------------------------------------------------------------------------------------------
 _CALL = re.compile(r"\b(poisson|pois|normal|gaussian|norm|uniform|unif)\s*\(([^)]*)\)")
-_SD = re.compile(r"(?:give or take|plus or minus|standard deviation|std(?:ev)?|\bsd\b|spread|swings?|varies by|"
+_SD = re.compile(r"(?:give or take|plus or minus|standard deviation|std(?:ev)?|\bsd\b|spread|swings? by|varies by|"
                  r"deviation|either way|each way)(?:\s+(?:of|is|by|about|around|roughly|maybe|like))*\s*"
                  r"(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:either way|each way)")
 _UNIFORM_CUES = re.compile(r"equally likely|uniform\w*|evenly|any number|anywhere (?:between|from)|flat between|"
@@ -748,6 +752,8 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
         if q.kind == "bare" and re.match(r"\s*(?:[a-z]+\s+){0,2}(?:street|st|road|rd|lane|avenue|ave|way|drive|close|"
                                          r"square|estate|industrial estate)\b", q.suffix):
             continue  # "15 King Street", "unit 14 on the industrial estate": an address
+        if q.kind == "bare" and re.search(r"\b(?:room|aisle|bay|door|gate|platform|row|desk|locker|no\.?|#)\s*$", q.prefix):
+            continue  # "room 12", "aisle 4": a label
         if q.kind == "bare" and _OTHER_THINGS.match(q.suffix):
             continue  # "3 delivery vans", "12 staff"
         if q.kind == "money":

@@ -128,6 +128,8 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\bno (?:fixed |setup |set-up |ordering |order |delivery )?(?:fee|cost|charge)s?\b", "setup $0"),
     (r"\b(?:to get|for|qualify for|qualifies for|get|earn) free (?=shipping|delivery|postage|freight)", " conditional "),
     (r"\bfree\b", "$0"),
+    # "a 6 pound handling charge": pounds as money only before a charge word (else it may be a weight)
+    (r"\b(\d+(?:\.\d+)?) pounds? (?=(?:\w+ )?(?:charge|fee|cost|fine|penalty|surcharge)s?\b)", "\u00a3\\1 "),
     (r"(?<!or )\bminus\s+(?=\d)", "-"),
 ]
 _DURATION_WORDS = "day|week|month|year|quarter"

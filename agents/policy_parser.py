@@ -178,7 +178,10 @@ _TRIGGER = re.compile(
     + r"(?P<orless>\s*(?:units?|items?|pieces|[a-z]+)?\s*or\s+(?:below|less|fewer|lower|under))?"
 )
 _TRIGGER_HIT = re.compile(r"(?:reaches|reached|hits?|touches|gets\s+down\s+to)\s+" + APPROX + NUM)
-_REORDER_AT = re.compile(r"re-?order\s+(?:at|around|near)\s+" + APPROX + NUM + NOT_TIME)
+_REORDER_AT = re.compile(r"re-?order\s+(?:somewhere\s+)?(?:at|around|near|about)\s+" + APPROX + NUM + NOT_TIME)
+# "set the trigger at 16 units and the batch at 48"
+_TRIGGER_AT = re.compile(r"\btrigger(?:\s+(?:point|level))?\s+(?:at|of|to|=|:)\s*" + APPROX + NUM)
+_BATCH_AT = re.compile(r"\b(?:batch|lot)(?:\s+size)?\s+(?:at|of|to|=|:)\s*" + APPROX + NUM)
 _RANGE_BETWEEN = re.compile(
     r"(?:point|level|reorder|order|up\s+to|target|quantity|batch|trigger|threshold)\b[^.;\n]{0,30}?between\s+(?:about\s+)?\d"
 )
@@ -232,7 +235,7 @@ _BASE_STOCK = re.compile(r"base[\s-]*stock(?:\s+(?:level|target|policy))?(?:\s*\
 _KEEP_AT = re.compile(r"keep(?:ing)?\s+(?:the\s+|your\s+)?(?:inventory\s+)?position\s+at\s+" + APPROX + NUM)
 
 _QTY = [
-    re.compile(r"(?:^|[^-\w])(?:re-?order|orders?|purchase|buy|place\s+an\s+order\s+(?:for|of))\s+"
+    re.compile(r"(?:^|[^-\w])(?:re-?order(?:ing)?|orders?|ordering|purchase|buy|place\s+an\s+order\s+(?:for|of))\s+"
                r"(?:a\s+(?:fixed\s+)?(?:batch|lot|quantity|amount)\s+of\s+|exactly\s+|a\s+fixed\s+|another\s+|in\s+)?"
                + APPROX + NUM + NOT_TIME + r"(?!\s*(?:or\s+(?:fewer|less|below)))"),
     re.compile(r"(?:order|batch|lot|reorder|replenishment|purchase)[\s-]+(?:quantity|size|amount)(?:\s*\(q\))?" + CONNECT + APPROX + NUM),
@@ -248,7 +251,7 @@ _CAP = re.compile(
     r"|limit(?:ed)?\s+(?:each\s+order\s+|orders?\s+|it\s+)?to|at\s+most)\s+" + NUM + r"(?=\s*(?:units?|items?)?\s*(?:per|each|a|in|at|\.|,|;|$|\)))"
 )
 _DAILY = re.compile(r"\b(?:every|each|per|a)\s+(?:single\s+)?(?:day|period|morning|evening|review)\b|\bdaily\b")
-_EVERY_N = re.compile(r"every\s+(?:(\d+)|(two|three|four|five|six|seven|ten|fourteen))\s+days?|\bevery\s+(other\s+|second\s+)?week\b|\bweekly\b|\bevery\s+(two|2)\s+weeks\b|\bfortnightly\b|\bbi-?weekly\b")
+_EVERY_N = re.compile(r"every\s+(?:(\d+)|(two|three|four|five|six|seven|ten|fourteen))\s+days?|\bevery\s+(other\s+|second\s+)?week\b|\bweekly\b|\bevery\s+(two|2)\s+weeks\b|\bfortnightly\b|\bbi-?weekly\b|\b(?:every|each|once\s+a)\s+(fortnight)\b")
 _EVERY_OTHER_DAY = re.compile(r"\bevery\s+(?:other|second|2nd)\s+day\b|\balternate\s+days\b")
 _MONTHLY = re.compile(r"\bonce\s+a\s+month\b|\bevery\s+month\b|\beach\s+month\b|\bmonthly\s+(?:order|review|delivery|"
                       r"replenishment|schedule|cycle)|\b(?:order|review|restock|replenish)\w*\s+(?:\w+\s+){0,3}?monthly\b|"
@@ -454,7 +457,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     for f in x.all(_TRIGGER_HIT):
         f.strict = False
         trig.append(f)
-    trig += x.all(_REORDER_AT)
+    trig += x.all(_REORDER_AT) + x.all(_TRIGGER_AT)
     for f in x.all(_TRIGGER_BARE_LT) + x.all(_TRIGGER_NOUN_LT):
         f.strict = True
         trig.append(f)
@@ -476,6 +479,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     upto += x.all(_UPTO_NAMED) + x.all(_UPTO_LABEL) + x.all(_UPTO_VERB) + x.all(_MAX_EQ)
     to_capacity = bool(_CAPACITY.search(low))
     multiples = x.all(_MULTIPLES)
+    qty += x.all(_BATCH_AT)
     for pat in _QTY:
         qty += x.all(pat)
 

@@ -103,6 +103,7 @@ def test_risk_words_are_mapped_only_as_the_answer_to_the_scale_question():
 def test_issue10_dev_sets_are_read_right_with_nothing_invented():
     report = evaluate_heldout(Path(__file__).parent / "data" / "extraction_dev_issue10.jsonl")
     assert report.invented == 0 and report.accuracy == 1.0, report.failures
-    for name in ("extraction_dev2_issue10.jsonl", "extraction_dev3_issue10.jsonl"):  # one miss each, see docs
+    for name, least in (("extraction_dev2_issue10.jsonl", 0.98), ("extraction_dev3_issue10.jsonl", 0.98),
+                        ("extraction_dev4_issue10.jsonl", 0.95)):  # the misses left are listed in docs/dialogue.md
         report = evaluate_heldout(Path(__file__).parent / "data" / name)
-        assert report.invented == 0 and report.accuracy >= 0.98, report.failures
+        assert report.invented == 0 and report.accuracy >= least, report.failures

@@ -80,7 +80,7 @@ def test_hedging_is_no_policy(text):
     assert parse_policy(text).status == "unparseable"
 
 
-@pytest.mark.parametrize("name", ["advice_dev_issue10.jsonl", "advice_dev2_issue10.jsonl", "advice_dev3_issue10.jsonl"])
+@pytest.mark.parametrize("name", [f"advice_dev{n}_issue10.jsonl" for n in ("", "2", "3", "4")])
 def test_issue10_advice_dev_sets_stay_right(name):
     report = evaluate_advice(Path(__file__).parent / "data" / name)
     assert report.accuracy == 1.0, report.misses
