@@ -12,7 +12,8 @@ detected here with the same rules whatever the backend, and the next action is c
 Conflict rules (each becomes a `Clarification` with options):
 restated value, lost sale + per-day penalty, weekly/monthly demand with a spread (conversion choice),
 max_order > max_inventory, deterministic type with a spread (or random type with a plain number), impossible
-numbers (the validator's error), "2 or 3 days"-style answers for whole-number fields, and a contradiction inside
+numbers (the validator's error), "2 or 3 days"-style answers (two candidates, for any numeric field: also
+"5 dollars, maybe 6" and a risk range; asked, never averaged), and a contradiction inside
 one message (a field given two different values, e.g. "they wait ... they won't wait": ask, never pick one).
 """
 
