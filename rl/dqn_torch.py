@@ -40,6 +40,7 @@ from inventory.policies import StatePolicy
 from inventory.problem import Problem
 from rl.artifacts import save_artifacts
 from rl.counterfactual import all_action_loss, counterfactual_transitions, regression_loss
+from rl.early_stop import Patience
 from rl.features import Normalisation, default_normalisation, obs_dim, order_room
 from rl.network import QNetwork, masked_argmax
 from rl.policy import q_state_policy
@@ -198,9 +199,9 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
     obs, _ = env.reset()
     pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # last n (obs, action, reward)
     steps = updates = 0
-    best_cost, best_state, best_step = math.inf, copy.deepcopy(net.state_dict()), 0
+    best_state, best_step = copy.deepcopy(net.state_dict()), 0
+    patience = Patience(abs_tol=1e-9)
     history: list[dict] = []
-    since_best = 0
     next_eval = cfg.eval_every
     stop_reason = "steps"
     losses: list[float] = []
@@ -261,17 +262,11 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
             cost = greedy_cost(problem, net, norm, cfg.eval_replications, val_seed)
             history.append({"steps": steps, "seconds": round(time.perf_counter() - t0, 2), "val_cost": cost,
                             "eps": round(eps, 3), "loss": float(np.mean(losses[-200:])) if losses else None})
-            if cost < best_cost - 1e-9:
-                if cost < best_cost * (1 - 1e-3):
-                    since_best = 0
-                else:
-                    since_best += 1
-                best_cost, best_state, best_step = cost, copy.deepcopy(net.state_dict()), steps
-            else:
-                since_best += 1
+            if patience.update(cost):
+                best_state, best_step = copy.deepcopy(net.state_dict()), steps
             if bar is not None:
-                bar.set_postfix(val_cost=f"{cost:.1f}", best=f"{best_cost:.1f}", refresh=False)
-            if steps >= cfg.min_steps and since_best >= cfg.patience:
+                bar.set_postfix(val_cost=f"{cost:.1f}", best=f"{patience.best:.1f}", refresh=False)
+            if steps >= cfg.min_steps and patience.since >= cfg.patience:
                 stop_reason = "no_improvement"
                 break
     if bar is not None:
@@ -279,8 +274,8 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
     if not history or history[-1]["steps"] != steps:  # always judge the final network too
         cost = greedy_cost(problem, net, norm, cfg.eval_replications, val_seed)
         history.append({"steps": steps, "seconds": round(time.perf_counter() - t0, 2), "val_cost": cost})
-        if cost < best_cost:
-            best_cost, best_state, best_step = cost, copy.deepcopy(net.state_dict()), steps
+        if cost < patience.best:
+            patience.best, best_state, best_step = cost, copy.deepcopy(net.state_dict()), steps
     net.load_state_dict(best_state)
     info = {
         "steps": steps,
@@ -288,7 +283,7 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
         "seconds": round(time.perf_counter() - t0, 2),
         "stop_reason": stop_reason,
         "best_step": best_step,
-        "best_validation_cost": best_cost,
+        "best_validation_cost": patience.best,
         "validation_replications": cfg.eval_replications,
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()
                    if k != "normalisation"},

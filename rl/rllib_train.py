@@ -30,6 +30,7 @@ import torch
 
 from inventory.problem import Problem
 from rl.dqn_torch import VALIDATION_SEED_OFFSET, TrainedDQN, greedy_cost
+from rl.early_stop import Patience
 from rl.env import InventoryEnv
 from rl.features import Normalisation, default_normalisation, obs_dim
 from rl.network import QNetwork
@@ -228,7 +229,7 @@ def train_rllib_dqn(problem: Problem, steps: int = 200_000, seed: int = 0, progr
         from tqdm import tqdm
 
         bar = tqdm(total=s.total_steps, desc="RLlib DQN", unit="step", leave=False, mininterval=1.0)
-    best, best_net, since, history, sampled = math.inf, None, 0, [], 0
+    patience, best_net, history, sampled = Patience(), None, [], 0
     reason = "steps"
     try:
         last_iter = 0.0
@@ -246,14 +247,11 @@ def train_rllib_dqn(problem: Problem, steps: int = 200_000, seed: int = 0, progr
             sampled = now
             cost = float(res["greedy_cost"])
             history.append({"steps": sampled, "seconds": round(time.perf_counter() - t0, 2), "val_cost": cost})
-            if cost < best:
-                since = 0 if cost < best * (1 - 1e-3) else since + 1
-                best, best_net = cost, module_to_qnetwork(algo.get_module(), problem, hidden, act)
-            else:
-                since += 1
+            if patience.update(cost):
+                best_net = module_to_qnetwork(algo.get_module(), problem, hidden, act)
             if bar is not None:
-                bar.set_postfix(val_cost=f"{cost:.1f}", best=f"{best:.1f}", refresh=False)
-            if since >= s.patience and sampled >= s.min_steps:
+                bar.set_postfix(val_cost=f"{cost:.1f}", best=f"{patience.best:.1f}", refresh=False)
+            if patience.since >= s.patience and sampled >= s.min_steps:
                 reason = "no_improvement"
                 break
         if best_net is None:  # the budget ended before a first iteration: ship the current network
@@ -266,7 +264,7 @@ def train_rllib_dqn(problem: Problem, steps: int = 200_000, seed: int = 0, progr
             ray.shutdown()
     info = {"steps": sampled, "seconds": round(time.perf_counter() - t0, 2), "setup_seconds": setup_seconds,
             "stop_reason": reason,
-            "best_validation_cost": best, "validation_replications": s.eval_replications,
+            "best_validation_cost": patience.best, "validation_replications": s.eval_replications,
             "algorithm": s.algorithm, "targets": s.targets if s.algorithm == "counterfactual" else "sampled",
             "settings": settings_dict(s)}
     return TrainedDQN(problem, best_net, norm, trainer_name(s), history, info)
@@ -293,18 +291,13 @@ class GreedyPlateauStopper:
                  min_steps: int = 0):
         self.max_steps, self.patience, self.rel_tol, self.max_seconds = max_steps, patience, rel_tol, max_seconds
         self.min_steps = min_steps
-        self._best: dict[str, float] = {}
-        self._since: dict[str, int] = {}
+        self._patience: dict[str, Patience] = {}
 
     def __call__(self, trial_id: str, result: dict) -> bool:
         cost = result.get("greedy_cost")
+        patience = self._patience.setdefault(trial_id, Patience(rel_tol=self.rel_tol))
         if cost is not None:
-            best = self._best.get(trial_id, math.inf)
-            if cost < best * (1 - self.rel_tol):
-                self._since[trial_id] = 0
-            else:
-                self._since[trial_id] = self._since.get(trial_id, 0) + 1
-            self._best[trial_id] = min(best, cost)
+            patience.update(cost)
         steps = result.get("num_env_steps_sampled_lifetime", 0) or 0
         if steps >= self.max_steps:
             return True
@@ -312,7 +305,7 @@ class GreedyPlateauStopper:
         if self.max_seconds is not None and (result.get("time_total_s", 0) + result.get("time_this_iter_s", 0)
                                              > self.max_seconds):
             return True
-        return steps >= self.min_steps and self._since.get(trial_id, 0) >= self.patience
+        return steps >= self.min_steps and patience.since >= self.patience
 
     def stop_all(self) -> bool:
         return False
