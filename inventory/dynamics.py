@@ -176,6 +176,11 @@ def step(problem: Problem, on_hand, pipeline, raw_order, demand) -> Step:
     """
     on_hand = np.asarray(on_hand, dtype=np.int64)
     pipeline = np.asarray(pipeline, dtype=np.int64).reshape(on_hand.shape + (problem.lead_time,))
+    demand = np.asarray(demand)
+    if demand.dtype.kind not in "iub":  # stock is counted in whole units: 2.5 demanded units is an input error
+        if not np.all(np.isfinite(demand)) or np.any(demand != np.rint(demand)):
+            raise ValueError(f"demand: must be whole units, got {demand.ravel()[:3].tolist()}")
+        demand = demand.astype(np.int64)
     q = cap_order(raw_order, inventory_position(on_hand, pipeline), problem.max_order, problem.max_inventory)
     q = np.broadcast_to(q, np.broadcast_shapes(q.shape, on_hand.shape))
     on_b = np.broadcast_to(on_hand, q.shape)

@@ -262,10 +262,11 @@ def parse_policy_spec(spec: str) -> Policy:
     if not m:
         raise PolicySpecError(f"--evaluate: cannot read policy {spec!r}; allowed forms: {forms}")
     kind = m.group(1)
-    try:
-        nums = [int(float(x)) for x in m.group(2).replace(" ", "").split(",") if x]
-    except ValueError:
-        raise PolicySpecError(f"--evaluate: non-numeric parameter in {spec!r}; allowed forms: {forms}") from None
+    parts = [x.strip() for x in m.group(2).split(",")]
+    if not all(re.fullmatch(r"-?\d+(\.0*)?", x) for x in parts):  # "1 2" is not 12, "2.7" is not 2
+        raise PolicySpecError(f"--evaluate: parameters must be whole numbers separated by commas, got {spec!r}; "
+                              f"allowed forms: {forms}")
+    nums = [int(float(x)) for x in parts]
     arity = {"ss": 2, "sq": 2, "rq": 2, "bs": 1, "const": 1}
     if kind not in arity:
         raise PolicySpecError(f"--evaluate: unknown policy type {kind!r}; allowed forms: {forms}")

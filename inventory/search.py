@@ -259,7 +259,7 @@ class _Exact:
         x = np.arange(b.lo, b.hi + 1)[None, :]
         q = (x < s[:, None]) * (S[:, None] - x)
         q = dynamics.clamp(q, dynamics.room(x, p.max_order, b.hi))  # the caps, from the one rule (b.hi <= capacity)
-        return p.setup_cost * (q > 0), x + q - b.lo
+        return dynamics.cost_of(q > 0, 0, 0, p), x + q - b.lo  # the setup term of the one cost formula
 
     def average_rvi(self, s: np.ndarray, S: np.ndarray, tol: float = 1e-9, max_iter: int = 50_000) -> np.ndarray:
         """Long-run average cost of each policy by relative value iteration (Odoni bounds), caps applied:

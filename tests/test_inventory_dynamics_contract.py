@@ -88,3 +88,13 @@ def test_initial_state_shapes_and_values(make_problem):
     assert on.dtype == pipe.dtype == np.int64
     on, pipe = initial_state(make_problem(lead_time=0, initial_inventory=2))
     assert on.shape == () and int(on) == 2 and pipe.shape == (0,)
+
+
+def test_fractional_demand_is_refused_and_whole_float_demand_is_counted_in_units(make_problem):
+    from inventory.dynamics import step as one_step
+
+    p = make_problem()
+    with pytest.raises(ValueError, match="demand: must be whole units"):
+        one_step(p, 5, [0] * p.lead_time, 0, 2.5)
+    whole = one_step(p, 5, [0] * p.lead_time, 0, 2.0)
+    assert whole.on_hand.dtype == np.int64 and whole.on_hand == one_step(p, 5, [0] * p.lead_time, 0, 2).on_hand

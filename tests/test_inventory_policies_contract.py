@@ -93,7 +93,10 @@ def test_every_spec_form(spec, policy):
 
 @pytest.mark.parametrize("spec,message", [
     ("ss", "cannot read policy 'ss'; allowed forms: ss:s,S | sq:s,Q | rq:R,Q | bs:S | const:q"),
-    ("ss:1..2,3", "non-numeric parameter in 'ss:1..2,3'; allowed forms: ss:s,S | sq:s,Q"),
+    ("ss:1..2,3", "parameters must be whole numbers separated by commas, got 'ss:1..2,3'; allowed forms: ss:s,S"),
+    ("ss:1 2,30", "parameters must be whole numbers separated by commas, got 'ss:1 2,30'"),  # not (12, 30)
+    ("ss:2.7,30", "parameters must be whole numbers separated by commas, got 'ss:2.7,30'"),  # not truncated to 2
+    ("ss:1,2,", "parameters must be whole numbers separated by commas, got 'ss:1,2,'"),
     ("xx:1", "unknown policy type 'xx'; allowed forms: ss:s,S"),
     ("rq:1", "rq takes 2 number(s), got 'rq:1'"),
     ("bs:1,2", "bs takes 1 number(s), got 'bs:1,2'"),
