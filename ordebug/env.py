@@ -175,10 +175,10 @@ class DebugEnv:
     def _inspect_col(self, name: str) -> dict:
         m = self.model
         j = m.col(name)
-        col = m.A.getcol(j).tocoo()
+        rows, vals = m.col_entries(j)
         return {"col": name, "lower": _fmt(m.col_lower[j]), "upper": _fmt(m.col_upper[j]), "cost": float(m.cost[j]),
                 "integer": bool(m.integer[j]), "family": family(name),
-                "rows": {m.row_names[i]: float(v) for i, v in zip(col.row, col.data, strict=True)}}
+                "rows": {m.row_names[i]: float(v) for i, v in zip(rows, vals, strict=True)}}
 
     def _list_rows(self, family_pattern: str | None = None) -> dict:
         names = self.model.row_names

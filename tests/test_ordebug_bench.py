@@ -88,6 +88,20 @@ def test_family_listing_matches_a_full_scan_across_drops_and_undo():
     assert env.step({"op": "list_rows", "family_pattern": family(row)})["rows"] == before
 
 
+def test_column_entries_match_scipy_after_edits():
+    inst = small_instance("inventory", "tighten_rhs")
+    env = DebugEnv(inst)
+    row = inst.model.row_names[0]
+    env.step({"op": "scale_row", "row": row, "factor": 3.0})  # an in-place edit of the CSR data
+    m = env.model
+    for j in range(m.num_cols):
+        ref = m.A.getcol(j).tocoo()
+        rows, vals = m.col_entries(j)
+        assert sorted(zip(rows.tolist(), vals.tolist(), strict=True)) == sorted(zip(ref.row.tolist(), ref.data.tolist(), strict=True))
+        info = env.step({"op": "inspect_col", "name": m.col_names[j]})
+        assert info["rows"] == {m.row_names[i]: float(v) for i, v in zip(ref.row, ref.data, strict=True)}
+
+
 def test_iis_ablation_switch_and_undo():
     inst = small_instance("inventory", "tighten_rhs")
     env = DebugEnv(inst, allow_iis=False)
