@@ -81,11 +81,9 @@ class ImitatorEndpoint:
         from inventory.demand import forbid_file_access
 
         forbid_file_access()  # a ground truth never names a file this process reads
-        from serving.keys import KeyStore, keys_url
+        from serving.keys import configure_imitator_guard
 
-        config = config or {}
-        url = keys_url(config.get("keys_url"), must_exist=True)  # the keys `askopt keys create` made, if any
-        GUARD.configure(config, KeyStore(url) if url else None)
+        configure_imitator_guard(GUARD, config)
         self.model_name = model_name
 
     @app.get("/v1/models")

@@ -14,10 +14,14 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from ray import serve
 
+from serving.guard import Guard, install
+from serving.imitator_app import MAX_BODY_BYTES
 from serving.protocol import ChatRequest, chat_scenario, completion_response, error_body, models_list
 
 MODEL_NAME = "askopt-imitator"
+GUARD = Guard(set(), open_paths=("/healthz",))  # the same keys, limits and CORS as the CPU imitator
 app = FastAPI(title="askopt Human Imitator (fine-tuned, transformers engine)", docs_url=None, redoc_url=None)
+install(app, GUARD, MAX_BODY_BYTES)
 
 
 def scenario_inputs(scenario) -> tuple[object, str, str, int]:
@@ -48,9 +52,12 @@ def scenario_inputs(scenario) -> tuple[object, str, str, int]:
 @serve.deployment(max_ongoing_requests=16, ray_actor_options={"num_cpus": 0.5})
 @serve.ingress(app)
 class ModelImitatorEndpoint:
-    def __init__(self, model_path: str, model_name: str = MODEL_NAME, max_new_tokens: int = 64):
+    def __init__(self, model_path: str, model_name: str = MODEL_NAME, max_new_tokens: int = 64,
+                 config: dict | None = None):
         from agents.imitator.model import ModelImitator
+        from serving.keys import configure_imitator_guard
 
+        configure_imitator_guard(GUARD, config)
         self.engine = ModelImitator(model_path, max_new_tokens=max_new_tokens)
         self.model_name = model_name
 
@@ -91,16 +98,19 @@ class ModelImitatorEndpoint:
 
 def build_app(args: dict | str | None = None):
     """Serve's application builder. Keys: model_path (required: the merged checkpoint folder), model_name,
-    max_new_tokens, num_replicas. A bare string is the model path."""
+    max_new_tokens, num_replicas, and the CPU imitator's key options (api_keys, api_keys_file, keys_url,
+    rate_per_minute, burst, cors_origins). A bare string is the model path."""
     if isinstance(args, str):
         args = {"model_path": args}
     args = dict(args or {})
-    unknown = set(args) - {"model_path", "model_name", "max_new_tokens", "num_replicas"}
+    allowed = ("model_path", "model_name", "max_new_tokens", "num_replicas", "api_keys", "api_keys_file", "keys_url",
+               "rate_per_minute", "burst", "cors_origins")
+    unknown = set(args) - set(allowed)
     if unknown:
-        raise ValueError(f"args: {sorted(unknown)[0]!r} is not allowed; allowed: model_path, model_name, "
-                         "max_new_tokens, num_replicas")
+        raise ValueError(f"args: {sorted(unknown)[0]!r} is not allowed; allowed: {', '.join(allowed)}")
     if not args.get("model_path"):
         raise ValueError("args: model_path is required (the merged checkpoint folder from `askopt imitator eval`)")
     replicas = int(args.pop("num_replicas", 1))
-    return ModelImitatorEndpoint.options(num_replicas=replicas).bind(
-        str(args["model_path"]), str(args.get("model_name", MODEL_NAME)), int(args.get("max_new_tokens", 64)))
+    path, name = str(args.pop("model_path")), str(args.pop("model_name", MODEL_NAME))
+    return ModelImitatorEndpoint.options(num_replicas=replicas).bind(path, name, int(args.pop("max_new_tokens", 64)),
+                                                                     args)

@@ -137,3 +137,11 @@ def keys_url(explicit: str | None = None, must_exist: bool = False) -> str | Non
     if must_exist and not path.is_file():
         return None
     return default_url()
+
+
+def configure_imitator_guard(guard, config: dict | None) -> None:
+    """Keys for an imitator endpoint (either engine): from the app's args, the environment, a keys file, and the
+    database `askopt keys create` wrote if there is one (an imitator has no sessions database of its own)."""
+    config = config or {}
+    url = keys_url(config.get("keys_url"), must_exist=True)
+    guard.configure(config, KeyStore(url) if url else None)

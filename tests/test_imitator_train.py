@@ -142,6 +142,13 @@ def test_served_model_answers_the_scenario_protocol_over_http(run, tmp_path):
         bad = httpx.post(url, json={"model": "m", "messages": wrong}, timeout=60)
         assert bad.status_code == 400 and "ground_truth" in bad.json()["error"]["message"]
         assert httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=30).json()["data"][0]["id"] == "askopt-imitator"
+        # with keys configured the fine-tuned engine refuses what the CPU imitator refuses
+        serve.run(build_app({"model_path": str(merged), "max_new_tokens": 12, "api_keys": "k-test-1"}),
+                  name="imitator_model", route_prefix="/")
+        body = {"model": "askopt-imitator", "messages": msgs}
+        assert httpx.post(url, json=body, timeout=120).status_code == 401
+        ok = httpx.post(url, json=body, headers={"Authorization": "Bearer k-test-1"}, timeout=120)
+        assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"] == text
     finally:
         serve.shutdown()
         ray.shutdown()
