@@ -36,6 +36,17 @@ def _remove_when_rows_land(cluster: Cluster, node, out, removed: list) -> None:
         time.sleep(0.1)
 
 
+def _cpu_nodes_after_loss(timeout: float = 90.0) -> set:
+    """The alive CPU nodes once the GCS has noticed the removed one (its health checks take a while after an
+    ungraceful removal; a short run can finish first)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = {n["NodeID"] for n in ray.nodes() if n["Alive"] and n["Resources"].get("CPU")}
+        if len(alive) <= 2 or time.monotonic() > deadline:
+            return alive
+        time.sleep(1)
+
+
 def test_three_worker_nodes_with_one_lost_give_the_one_node_rows(tmp_path):
     reference = run_study(CONFIG, tmp_path / "one", num_cpus=1, progress=False, include_dashboard=False)
     ray.shutdown()
@@ -51,7 +62,7 @@ def test_three_worker_nodes_with_one_lost_give_the_one_node_rows(tmp_path):
         killer.start()
         s = run_study(CONFIG, out, address=cluster.address, progress=False, include_dashboard=False,
                       task_retries=5)
-        alive = {n["NodeID"] for n in ray.nodes() if n["Alive"] and n["Resources"].get("CPU")}
+        alive = _cpu_nodes_after_loss()
     finally:
         killer.join(timeout=5)
         ray.shutdown()
