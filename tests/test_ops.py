@@ -182,7 +182,7 @@ def test_prometheus_scrapes_the_study_metrics_the_dashboard_shows(tmp_path):
     from evaluation.runner import StudyMetrics
 
     metrics_port, prom_port = _free_port(), _free_port()
-    ray.init(num_cpus=1, include_dashboard=False, _metrics_export_port=metrics_port, configure_logging=False)
+    ray.init(address="local", num_cpus=1, include_dashboard=False, _metrics_export_port=metrics_port, configure_logging=False)
     prom = None
     try:
         m = StudyMetrics("opstest", 4)
@@ -257,3 +257,17 @@ def test_every_data_file_of_the_packages_is_in_the_wheel():
             if not ok:
                 missing.append(f.relative_to(ROOT).as_posix())
     assert not missing, f"not in the wheel (add to [tool.setuptools.package-data]): {missing}"
+
+
+def test_every_ray_init_names_its_cluster():
+    """A bare `ray.init(num_cpus=...)` joins any Ray cluster running on the machine (Ray looks for live GCS
+    processes), then refuses num_cpus: a flaky failure whenever another cluster is up. Every call names one."""
+    calls = []
+    for top in ("agents", "evaluation", "experiments", "rl", "serving", "ordebug", "inventory", "tests", "benchmarks"):
+        for f in (ROOT / top).rglob("*.py"):
+            if f.name == "test_ops.py":
+                continue
+            for m in re.finditer(r"\bray\.init\(([^)]*)\)", f.read_text()):
+                if "address=" not in m.group(1) and m.group(1).strip():
+                    calls.append(f"{f.relative_to(ROOT)}: ray.init({m.group(1)[:60]})")
+    assert not calls, calls

@@ -42,7 +42,7 @@ def sweep(train_examples: list[SFTExample], test_examples: list[SFTExample], out
     base_cfg = base_cfg or {"per_device_batch": 16, "grad_accum": 1, "threads": 1}
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         trainable = tune.with_parameters(
             lambda c, tr, te: _trial(c, tr, te, str(out), base_cfg), tr=train_examples, te=test_examples)
