@@ -328,7 +328,7 @@ def normalise_value(name: str, value, base_dir: Path | None = None, allow_files:
             raise ParameterError(name, value, "must be at least 1 day")
         return days
     if name == "lead_time":
-        if isinstance(value, float) and value != int(value):
+        if isinstance(value, float) and not (math.isfinite(value) and value == int(value)):
             raise ParameterError(name, value, "must be a whole number of days >= 0")
         return _days(name, value)
     if name in ("max_inventory", "max_order"):

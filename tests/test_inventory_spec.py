@@ -167,6 +167,13 @@ def test_non_finite_and_huge_numbers_are_refused(value):
         ParameterTable.from_json(dict(BIKE, holding_cost=value))
 
 
+@pytest.mark.parametrize("field", ["lead_time", "time_horizon", "max_inventory", "max_order"])
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_non_finite_whole_numbers_are_refused_by_name(field, value):
+    with pytest.raises(ParameterError, match=f"^{field}:"):
+        ParameterTable.from_json(dict(BIKE, **{field: value}))
+
+
 @pytest.mark.parametrize("demand", ["poisson(1e999)", "poisson(nan)", "normal(1e308, 1e308)", "empirical([1e999])",
                                     "empirical([nan])", "uniform(0, 1e13)", [1, float("inf")]])
 def test_non_finite_demand_is_refused_by_name(demand):
