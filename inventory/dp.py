@@ -213,8 +213,8 @@ def state_count(problem: Problem, b: Bounds | None = None) -> tuple[int, int, in
     """
     b = b or _cap_bounds(problem, default_bounds(problem))
     L = problem.lead_time
-    if not problem.lost_sales and not problem.perishable:
-        return b.A, b.A * b.Q, b.A * b.Q
+    if not problem.lost_sales and not problem.perishable:  # position DP: M @ V (A x A), then the order (A x Q)
+        return b.A, b.A * b.A + b.A * b.Q, b.A * b.Q
     if L == 0:
         return b.A, b.A * b.A * b.Q, b.A * b.Q
     states = b.A * b.Q ** (L - 1)
@@ -407,8 +407,9 @@ def solve(
         "finite": min E[sum_{t<T} c_t] from (I_0, 0..0); "average": the optimal long-run average cost g
         per period (the initial state does not matter).
     max_states, max_work : int, float
-        Tractability ceilings on the reduced state count and on the flops of the whole solve; beyond them
-        the result is "intractable" (nothing is computed).
+        Tractability ceilings on the reduced state count and on the flops of the whole solve, the bound
+        doublings included; beyond them at the first bounds the result is "intractable" (nothing is computed),
+        at a later doubling "bounded" (the last solve within the budget, and its gap).
     bounds : Bounds, optional
         Explicit truncation (lowest stock, highest position, largest order), solved once. By default
         `default_bounds` (demand quantiles, not the caps) is used and doubled, up to `doublings` times,
@@ -469,9 +470,10 @@ def _solve(problem, objective, max_states, max_work, bounds, tol, max_iter, doub
     t0 = time.perf_counter()
     b = _cap_bounds(problem, bounds or default_bounds(problem))
     sol, prev, states, prev_b = None, None, 0, None
+    spent = 0.0  # max_work is for the whole solve: the doublings share it
     for attempt in range(doublings + 1):
         try:
-            states = _check_tractable(problem, b, objective, max_states, max_work)
+            states, work = _check_tractable(problem, b, objective, max_states, max_work - spent)
         except Intractable as exc:
             if sol is None:
                 return DPResult("intractable", exc.states, None, time.perf_counter() - t0, objective,
@@ -480,6 +482,7 @@ def _solve(problem, objective, max_states, max_work, bounds, tol, max_iter, doub
             break
         warm = None if sol is None else _embed(sol.F, prev_b, b, problem)
         prev, sol, prev_b = sol, _solve_with(problem, b, objective, tol, max_iter, warm), b
+        spent += work
         if not sol.converged:
             return DPResult("not converged", states, sol.cost, time.perf_counter() - t0, objective, sol.policy,
                             reason=f"relative value iteration stopped after {max_iter} backups; the average cost "
@@ -521,13 +524,14 @@ def _embed(F: np.ndarray | None, old: Bounds, new: Bounds, problem: Problem) -> 
     return F[np.ix_(a, r)]
 
 
-def _check_tractable(problem, b, objective, max_states, max_work) -> int:
+def _check_tractable(problem, b, objective, max_states, max_work) -> tuple[int, float]:
+    """(states, flops of one solve under b), or Intractable when either exceeds what is left of the budget."""
     states, work, memory = state_count(problem, b)
     total_work = work * (problem.horizon if objective == "finite" else 300)
     if states > max_states or memory > 4 * max_states or total_work > max_work:
         full = _full_state_count(problem, b)
         raise Intractable(full, f"reduced DP needs {_short(states)} states, {_short(total_work)} flops")
-    return states
+    return states, float(total_work)
 
 
 def _short(n: int) -> str:
@@ -715,7 +719,7 @@ def evaluate_policy(
     hi = reachable_position_bound(problem, policy, base.lo)
     b = _cap_bounds(problem, Bounds(base.lo, hi, problem.max_order))
     try:
-        states = _check_tractable(problem, b, objective, max_states, max_work)
+        states, _work = _check_tractable(problem, b, objective, max_states, max_work)
     except Intractable as exc:
         return DPResult("intractable", exc.states, None, time.perf_counter() - t0, objective, reason=str(exc))
     from inventory.kernel_dp import single_threaded_blas

@@ -14,8 +14,9 @@ What is priced (the three things that have taken a replica past 4 GB):
   lattice screen and its leaders, the base-stock screen over every level 0..max_inventory, and the final
   common-random-number scoring of the candidates plus any `extra` policies.
 
-Rates are measured on this project's 2-core machine (`benchmarks/bench_serving.py` prints the estimate next to
-the measured time); the estimate is an order-of-magnitude guard, the hard per-request timeout and memory cap in
+Rates are measured on this project's 2-core machine (`benchmarks/bench_limits.py` solves plausible problems of
+every size and prints the estimate next to the measured CPU time and peak memory); the estimate is an
+order-of-magnitude guard, the hard per-request deadline (28 s) and memory cap (1.75 GiB resident) in
 `serving.isolation` are the backstop.
 """
 
@@ -33,6 +34,7 @@ MC_CELLS_PER_SECOND = 1.0e7  # simulate(): 1.5e7 .. 2.3e7 period-replication-pol
 DP_FLOPS_PER_SECOND = 5.0e8  # Bellman-backup multiply-adds per second (L = 3: 6.6e9 in 12 s on a loaded machine)
 CONV_FLOPS_PER_SECOND = 5.0e8  # np.convolve multiply-adds per second
 BYTES_PER_CELL_STATE = 8  # int64 per (policy, replication) state array entry
+DP_DOUBLING_ALLOWANCE = 16  # the DP's bound doublings: two of them at 4x work each, capped by Limits.dp_max_work
 
 # what inventory.search / optimization.service simulate (kept in step with those modules' defaults)
 SS_SCREEN_REPS = 64
@@ -69,6 +71,10 @@ class Limits:
     max_memory_bytes: float = 1.5 * 2**30  # peak estimate (the hard cap in serving.isolation is 2 GiB)
     max_seconds: float = 30.0
     max_conv_flops: float = 5.0e9  # demand convolutions in the DP's bounds
+    # the DP's own budget on a server, bound doublings included (`dp.solve(max_work=)`): past it the DP answers
+    # "bounded" instead of widening. Why: its doublings cannot be priced in advance (a backlog DP at L = 8 went
+    # from 0.03 s at its first bounds to 24 s after four doublings).
+    dp_max_work: float = 5.0e9
 
 
 DEFAULT_LIMITS = Limits()
@@ -177,10 +183,11 @@ def estimate(problem: Problem, plan: Plan = Plan(), limits: Limits = DEFAULT_LIM
         b = dp.default_bounds(problem)
         states, work, entries = dp.state_count(problem, b)
         est.dp_states = int(states)
-        dp_iters = problem.horizon if plan.objective == "finite" else 200
-        # dp.solve reports "intractable" without computing past its own ceilings, so only tractable work counts
-        if states <= 3_000_000:
-            est.dp_flops = float(min(work * dp_iters, 2.5e11))
+        dp_iters = problem.horizon if plan.objective == "finite" else 300  # as dp._check_tractable counts
+        # dp.solve reports "intractable" without computing past its own ceilings, so only tractable work counts;
+        # the doublings may multiply the first solve's work, up to the server's DP budget
+        if states <= 3_000_000 and work * dp_iters <= limits.dp_max_work:
+            est.dp_flops = float(min(work * dp_iters * DP_DOUBLING_ALLOWANCE, limits.dp_max_work))
             dp_bytes = min(float(entries), 12e6) * 8 * 4  # value + policy tables, a few live copies
         # the transition build: settle() on (available levels x demand support) arrays, ~5 int64 copies
         dp_bytes += float(b.A) * max(support, b.A) * 8 * 5

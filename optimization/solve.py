@@ -24,12 +24,17 @@ def solve_problem(
     extra: list[tuple[str, Policy]] | None = None,
     replications: int = 2000,
     seed: int = 0,
+    dp_max_work: float | None = None,
 ) -> OptimizationResult:
-    """Best (s,S), the DP optimum where tractable, and every `extra` policy scored on the same replications."""
+    """Best (s,S), the DP optimum where tractable, and every `extra` policy scored on the same replications.
+
+    `dp_max_work`: the DP's flop budget, bound doublings included (a server passes its limit; the DP then
+    answers "bounded" instead of widening past it); default OptimizationConfig's."""
     if method not in METHODS:
         raise ValueError(f"--method: {method!r} is not allowed; allowed: {', '.join(METHODS)}")
+    budget = {} if dp_max_work is None else {"dp_max_work": dp_max_work}
     config = OptimizationConfig(dqn=False, objective=objective, replications=replications, seed=seed,
-                                write_artifacts=False)
+                                write_artifacts=False, **budget)
     return optimize(problem, methods=_SERVICE_METHODS[method], config=config, extra=extra)
 
 

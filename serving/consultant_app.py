@@ -80,22 +80,24 @@ def finite(obj):
 
 def _solve_task(problem, method: str, objective: str, specs: list[str], replications: int, seed: int) -> dict:
     from inventory.policies import parse_policy_spec
+    from optimization.limits import DEFAULT_LIMITS
     from optimization.solve import solve_json, solve_problem
 
     extra = [(spec, parse_policy_spec(spec)) for spec in specs]
-    return finite(solve_json(solve_problem(problem, method, objective, extra, replications, seed)))
+    return finite(solve_json(solve_problem(problem, method, objective, extra, replications, seed,
+                                           dp_max_work=DEFAULT_LIMITS.dp_max_work)))
 
 
 def limited_optimize(problem, out_dir):
     """The dialogue's optimisation step, priced first: a problem over the limits is refused naming the field."""
-    from optimization.limits import Plan, ResourceLimitError, check
+    from optimization.limits import DEFAULT_LIMITS, Plan, ResourceLimitError, check
     from optimization.service import OptimizationAgent, OptimizationConfig
 
     try:
         check(problem, Plan(("ss", "base_stock", "dp"), replications=SESSION_REPLICATIONS))
     except ResourceLimitError as exc:
         raise Refused(422, str(exc), exc.field) from None
-    cfg = OptimizationConfig(dqn=False, replications=SESSION_REPLICATIONS,
+    cfg = OptimizationConfig(dqn=False, replications=SESSION_REPLICATIONS, dp_max_work=DEFAULT_LIMITS.dp_max_work,
                              search_replications=SESSION_SEARCH_REPLICATIONS, write_artifacts=False)
     return OptimizationAgent(cfg).run(problem, out_dir=None)
 
@@ -171,7 +173,7 @@ class ConsultantAPI:
         forbid_file_access()  # request data never names a file this process reads
         self.store = SessionStore(config.get("sessions_url"))  # upgrades the schema to head (Alembic)
         GUARD.configure(config, KeyStore(self.store.engine))  # keys from args/env/file and `askopt keys create`
-        self.isolator = Isolator(Budget(seconds=float(config.get("timeout_seconds", 60.0))))
+        self.isolator = Isolator(Budget(seconds=float(config.get("timeout_seconds", Budget().seconds))))
         self.collect = str(config.get("collect", "")).lower() in ("1", "true", "yes")
         self.isolator.warm()
 
