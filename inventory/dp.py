@@ -58,7 +58,7 @@ STALL_WINDOW = 20  # backups over which the Odoni bound width must halve, else t
 
 class Intractable(Exception):
     def __init__(self, states: int, reason: str):
-        self.states = states
+        self.states, self.reason = states, reason
         super().__init__(f"intractable: {_short(states)} states ({reason})")
 
 
@@ -470,6 +470,7 @@ def _solve(problem, objective, max_states, max_work, bounds, tol, max_iter, doub
     t0 = time.perf_counter()
     b = _cap_bounds(problem, bounds or default_bounds(problem))
     sol, prev, states, prev_b = None, None, 0, None
+    why = "explicit bounds" if bounds is not None else "bounds could not be widened further"
     spent = 0.0  # max_work is for the whole solve: the doublings share it
     for attempt in range(doublings + 1):
         try:
@@ -478,7 +479,8 @@ def _solve(problem, objective, max_states, max_work, bounds, tol, max_iter, doub
             if sol is None:
                 return DPResult("intractable", exc.states, None, time.perf_counter() - t0, objective,
                                 reason=str(exc))
-            b = prev_b  # the wider bounds are out of reach: report the last solve as bounded
+            # the wider bounds are out of reach: report the last solve as bounded, and why
+            b, why = prev_b, f"wider bounds are over the DP's budget: the {exc.reason} (max_states, max_work)"
             break
         warm = None if sol is None else _embed(sol.F, prev_b, b, problem)
         prev, sol, prev_b = sol, _solve_with(problem, b, objective, tol, max_iter, warm), b
@@ -495,7 +497,6 @@ def _solve(problem, objective, max_states, max_work, bounds, tol, max_iter, doub
             break
         b = _cap_bounds(problem, Bounds(b.lo * 2, b.hi * 2, b.qmax * 2))
     gap = None if prev is None else abs(prev.cost - sol.cost)
-    why = "explicit bounds" if bounds is not None else "bounds could not be widened further"
     return DPResult("bounded", states, sol.cost, time.perf_counter() - t0, objective, sol.policy,
                     reason=f"the optimal policy still presses on a truncation bound ({why}); the cost is an upper "
                            "bound on the optimum" + ("" if gap is None else f", the last doubling gained {gap:.3g}"),

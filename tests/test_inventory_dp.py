@@ -193,6 +193,18 @@ def test_bounded_after_the_last_doubling_reports_the_doubling_gain(monkeypatch):
     assert r.gap == pytest.approx(first.optimal_cost - second.optimal_cost) and r.gap > 0
 
 
+def test_the_work_budget_covers_the_bound_doublings():
+    """A server's DP budget (max_work) is for the whole solve: once a doubling would pass it, the last solve is
+    reported "bounded" with the reason, instead of widening on (this backlog DP needs four doublings, 5 s)."""
+    p = Problem(horizon=30, demand=Demand.normal(43.7, 3.53), lost_sales=False, holding_cost=18.9, penalty_cost=127,
+                setup_cost=123, lead_time=5, max_inventory=1639, max_order=871)
+    first = dp.state_count(p, dp._cap_bounds(p, dp.default_bounds(p)))[1] * p.horizon
+    r = dp.solve(p, max_work=3 * first)
+    assert r.status == "bounded" and "over the DP's budget" in r.reason
+    assert r.bounds == dp._bounds_dict(dp._cap_bounds(p, dp.default_bounds(p)))  # the first bounds, solved once
+    assert dp.solve(p, max_work=first / 2).status == "intractable"
+
+
 def test_not_converged_status_reports_the_odoni_bounds():
     p = Problem(horizon=50, demand=Demand.poisson(5), lost_sales=True, holding_cost=1, penalty_cost=9,
                 setup_cost=0, lead_time=2, max_inventory=200, max_order=200)

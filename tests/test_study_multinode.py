@@ -1,18 +1,24 @@
 """The study on more than one Ray node (issue 12): a `ray.cluster_utils.Cluster` on this machine (a head with 0
 CPUs and three 1-CPU worker nodes, separate raylets and object stores), a worker node removed mid-run. The rows
-must be the rows of a one-node run: nothing lost, nothing duplicated, nothing that depends on where a unit ran."""
+must be the rows of a one-node run: nothing lost, nothing duplicated, nothing that depends on where a unit ran.
+An LLM study loses the node that holds its dialogue actor mid-dialogue: the dialogues are rescheduled, and the
+study's metrics are still exported from the head."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
+import urllib.request
 
 import pandas as pd
 import ray
 from ray.cluster_utils import Cluster
 
-from evaluation.runner import run_study
+from evaluation.placement import Placement
+from evaluation.runner import load_results, run_study
 from evaluation.study import StudyConfig, plan_study
+from serving.llm_emulator import EmulatorServer
 
 CONFIG = StudyConfig(name="multinode", instances=6, trials=1, replications=100, opt_replications=100,
                      opt_search_replications=50, dp_max_states=20_000)
@@ -73,3 +79,73 @@ def test_three_worker_nodes_with_one_lost_give_the_one_node_rows(tmp_path):
     got, want = _rows(out), _rows(tmp_path / "one")
     assert sorted(got["unit_id"]) == sorted(u.unit_id for u in plan_study(CONFIG).units)  # each exactly once
     pd.testing.assert_frame_equal(got, want)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _remove_dialogue_actor_node(cluster: Cluster, workers: list, srv: EmulatorServer, removed: list) -> None:
+    """Once dialogues are under way, remove the worker node that holds a live dialogue actor (ungracefully)."""
+    from ray._private import state
+
+    by_id = {n.node_id: n for n in workers}
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if srv.stats().get("ok", 0) >= 6:
+            for actor in state.actors().values():
+                node = by_id.get(actor["Address"]["NodeID"])
+                if actor["ActorClassName"] == "DialogueWorker" and actor["State"] == "ALIVE" and node is not None:
+                    cluster.remove_node(node, allow_graceful=False)
+                    removed.append(srv.stats().get("ok", 0))
+                    return
+        time.sleep(0.05)
+
+
+def _scrape(port: int, prefix: str, timeout: float = 60) -> dict[str, float]:
+    """Sum of each metric family starting with `prefix` on a node's metrics endpoint, once progress reads 1."""
+    deadline = time.monotonic() + timeout
+    sums: dict[str, float] = {}
+    while time.monotonic() < deadline:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+        sums = {}
+        for line in text.splitlines():
+            if line.startswith(prefix):
+                name, value = line.split("{")[0], float(line.rsplit(" ", 1)[1])
+                sums[name] = sums.get(name, 0.0) + value
+        if sums.get(prefix + "progress") == 1.0:
+            return sums
+        time.sleep(1)
+    return sums
+
+
+def test_llm_study_loses_the_node_of_its_dialogue_actor_and_still_exports_metrics(tmp_path):
+    metrics_port = _free_port()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "metrics_export_port": metrics_port})
+    workers = [cluster.add_node(num_cpus=1, labels={"askopt.io/pool": "cpu"}) for _ in range(3)]
+    cluster.wait_for_nodes()
+    removed: list = []
+    try:
+        with EmulatorServer({"latency_mean": 0.2, "latency_sigma": 0.0}) as srv:
+            cfg = StudyConfig(name="multillm", instances=2, trials=1, replications=100, opt_replications=100,
+                              opt_search_replications=50, dp_max_states=20_000, max_turns=30,
+                              llm={"base_url": srv.base_url, "model": "auto", "max_retries": 3})
+            killer = threading.Thread(target=_remove_dialogue_actor_node, args=(cluster, workers, srv, removed),
+                                      daemon=True)
+            killer.start()
+            s = run_study(cfg, tmp_path / "llm", address=cluster.address, progress=False, include_dashboard=False,
+                          task_retries=5, max_concurrent_dialogues=6, placement=Placement({"askopt.io/pool": "cpu"}))
+            killer.join(timeout=5)
+            scraped = _scrape(metrics_port, "ray_askopt_study_")
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    assert removed, "no dialogue actor's node was removed"
+    df = load_results(tmp_path / "llm")
+    assert sorted(df["unit_id"]) == sorted(u.unit_id for u in plan_study(cfg).units)  # each exactly once
+    assert s.failed == 0 and s.infra_failures == 0 and (df["status"] == "ok").all()
+    assert s.infra_retries >= 1  # the lost actor's dialogues were rescheduled, not lost
+    assert scraped.get("ray_askopt_study_progress") == 1.0, scraped
+    assert scraped.get("ray_askopt_study_units_total") == len(df), scraped
