@@ -32,7 +32,7 @@ demo: $(STAMP)
 # the suite covers the imitator's training path (tiny CPU models), so it runs on the train lock too
 test: $(STAMP) $(TRAIN_STAMP)
 	$(BIN)/lint-imports --config .importlinter
-	$(BIN)/python -m pytest -p no:cacheprovider tests
+	$(BIN)/python -m pytest -p no:cacheprovider --durations=25 tests
 
 # the suite without the tests marked slow (RLlib/Tune training, Ray Serve clusters, replica kills): for quick
 # local runs; `make test` (and CI) still runs everything
