@@ -129,7 +129,7 @@ def test_llm_study_loses_the_node_of_its_dialogue_actor_and_still_exports_metric
     removed: list = []
     try:
         with EmulatorServer({"latency_mean": 0.2, "latency_sigma": 0.0}) as srv:
-            cfg = StudyConfig(name="multillm", instances=2, trials=1, replications=100, opt_replications=100,
+            cfg = StudyConfig(name="multillm", instances=1, trials=1, replications=100, opt_replications=100,
                               opt_search_replications=50, dp_max_states=20_000, max_turns=30,
                               llm={"base_url": srv.base_url, "model": "auto", "max_retries": 3})
             killer = threading.Thread(target=_remove_dialogue_actor_node, args=(cluster, workers, srv, removed),
