@@ -596,6 +596,14 @@ class _RVI:
     width: float
 
 
+def rvi_damping(tau: float, widths: list[float]) -> float:
+    """The share of the new backup in the next relative-value-iteration step: 1 until the Odoni bound width
+    stalls (not halved over STALL_WINDOW backups), DAMPING from then on (see _relative_value_iteration)."""
+    if tau == 1.0 and len(widths) > STALL_WINDOW and widths[-1] > 0.5 * widths[-1 - STALL_WINDOW]:
+        return DAMPING
+    return tau
+
+
 def _relative_value_iteration(backup, F, tol, max_iter) -> _RVI:
     """Average cost g with Odoni bounds; the reference state is (lowest available, empty pipeline).
 
@@ -619,8 +627,7 @@ def _relative_value_iteration(backup, F, tol, max_iter) -> _RVI:
         if hi - lo <= tol * max(1.0, abs(hi)):
             return _RVI((lo + hi) / 2, q, F, True, hi - lo)
         widths.append(hi - lo)
-        if tau == 1.0 and len(widths) > STALL_WINDOW and widths[-1] > 0.5 * widths[-1 - STALL_WINDOW]:
-            tau = DAMPING
+        tau = rvi_damping(tau, widths)
         F_new = TF if tau == 1.0 else np.where(ok & (F < BIG / 10), (1.0 - tau) * F + tau * TF, TF)
         F = np.where(ok, F_new - F_new.flat[0], F_new)
     return _RVI((lo + hi) / 2, q, F, False, hi - lo)

@@ -10,7 +10,10 @@
   working within that time on every replica. The owner of such a key is its public id.
 - Rate limits: a token bucket per key (`rate_per_minute`, refilled continuously, `burst` deep; a key's own rate in
   the database overrides the app's), 429 with `Retry-After` when empty. Only when keys are on: without keys there
-  is no identity to limit. Buckets live in each replica's memory, so N replicas allow up to N times the rate.
+  is no identity to limit. Under Ray (every Serve replica) the buckets live in one named actor per app
+  (`SharedBuckets`, detached, restarted if it dies), so a key's rate holds across all replicas; should that
+  actor be unreachable, a replica falls back to buckets in its own memory (N replicas then allow up to N times
+  the rate) rather than refusing or waving requests through.
 - CORS: off unless `cors_origins` is configured (no Access-Control-* header is ever sent), so a page on another
   site cannot read answers with a visitor's browser; with origins listed, those origins (and only they) may call.
 - Validation: FastAPI's 422 detail becomes the project's error body with the field named (`seed: Input should
@@ -81,6 +84,41 @@ class TokenBucket:
         return (1.0 - self.tokens) / self.rate
 
 
+class SharedBuckets:
+    """Every replica's token buckets of one app, in one Ray actor (`shared_buckets`)."""
+
+    def __init__(self) -> None:
+        self.buckets: dict[str, TokenBucket] = {}
+
+    def take(self, owner: str, rate: float, burst: float) -> float:
+        bucket = self.buckets.get(owner)
+        if bucket is None or bucket.rate != rate or bucket.burst != max(1.0, burst):
+            bucket = self.buckets[owner] = TokenBucket(rate, burst)
+        return bucket.take()
+
+
+def shared_buckets(scope: str):
+    """The app's bucket actor (created by the first replica that asks), or None outside Ray."""
+    try:
+        import ray
+    except ImportError:
+        return None
+    if not ray.is_initialized():
+        return None
+    actor = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(SharedBuckets)
+    return actor.options(name=f"askopt-rate-buckets-{scope}", namespace="askopt", lifetime="detached",
+                         get_if_exists=True).remote()
+
+
+def _app_name() -> str:
+    try:
+        from ray import serve
+
+        return serve.get_replica_context().app_name
+    except Exception:  # noqa: BLE001 - not in a Serve replica
+        return "app"
+
+
 class Guard:
     """Per-app settings; `owner(request)` is the caller's owner id ("" when keys are off)."""
 
@@ -97,11 +135,14 @@ class Guard:
         self.burst = DEFAULT_BURST
         self.cors_origins: tuple[str, ...] = ()
         self._buckets: dict[str, TokenBucket] = {}
+        self._shared = None  # SharedBuckets actor handle (under Ray)
         self._lock = threading.Lock()
 
-    def configure(self, config: dict, key_store=None) -> None:
-        """A replica's settings from its app args: api_keys, api_keys_file, rate_per_minute, burst, cors_origins;
-        `key_store` reads the keys made by `askopt keys create`."""
+    def configure(self, config: dict, key_store=None, scope: str | None = None) -> None:
+        """A replica's settings from its app args: api_keys, api_keys_file, rate_per_minute, burst, cors_origins,
+        shared_rate_limits (default on: one bucket per key across the app's replicas); `key_store` reads the keys
+        made by `askopt keys create`; `scope` names the app whose replicas share buckets (default: the Serve app's
+        name in a replica)."""
         keys = [k for k in str(config.get("api_keys", "") or "").split(",") if k.strip()]
         self.key_digests = load_key_digests(keys, config.get("api_keys_file"))
         self.key_store, self._db_read, self._db_made, self._db_keys = key_store, -math.inf, False, {}
@@ -112,6 +153,8 @@ class Guard:
             origins = origins.split(",")
         self.cors_origins = tuple(o.strip().rstrip("/") for o in origins if o.strip())
         self._buckets = {}
+        shared = config.get("shared_rate_limits", True) and self.enabled and self.rate_per_minute > 0
+        self._shared = shared_buckets(str(config.get("rate_scope") or scope or _app_name())) if shared else None
 
     def _active_db_keys(self) -> dict:
         if self.key_store is not None and time.monotonic() - self._db_read > KEYS_TTL:
@@ -148,12 +191,24 @@ class Guard:
                 return d[:16]
         return None
 
+    def _rate(self, owner: str) -> float:
+        own = self._db_keys.get(owner)
+        return (own.rate_per_minute if own is not None and own.rate_per_minute else self.rate_per_minute) / 60.0
+
+    async def wait_seconds_shared(self, owner: str) -> float:
+        """`wait_seconds` against the app's shared buckets when there are any (this replica's own otherwise)."""
+        if self._shared is not None and owner and self.rate_per_minute > 0:
+            try:
+                return float(await self._shared.take.remote(owner, self._rate(owner), self.burst))
+            except Exception:  # noqa: BLE001 - the bucket actor is unreachable: limit with this replica's buckets
+                pass
+        return self.wait_seconds(owner)
+
     def wait_seconds(self, owner: str) -> float:
         """0 when `owner` may make a request now, else the seconds until it may (its bucket is empty)."""
         if not owner or self.rate_per_minute <= 0:
             return 0.0
-        own = self._db_keys.get(owner)
-        rate = (own.rate_per_minute if own is not None and own.rate_per_minute else self.rate_per_minute) / 60.0
+        rate = self._rate(owner)
         with self._lock:
             bucket = self._buckets.get(owner)
             if bucket is None or bucket.rate != rate:
@@ -217,7 +272,7 @@ class GuardMiddleware:
                     "authorization: a valid API key is required (header 'Authorization: Bearer <key>')",
                     kind="authentication_error", param="authorization"), {"www-authenticate": "Bearer"})
             scope.setdefault("state", {})["owner"] = owner
-            wait = self.guard.wait_seconds(owner)
+            wait = await self.guard.wait_seconds_shared(owner)
             if wait > 0:
                 return await self._send(send, 429, error_body(
                     f"rate limit: this key has used its requests for now; retry in {math.ceil(wait)} s",

@@ -258,6 +258,35 @@ def test_api_keys_and_session_ownership(base):
     assert httpx.get(f"{base}/consultant/v1/sessions/{sid}", timeout=30).status_code == 404
 
 
+def test_a_keys_rate_holds_across_replicas(base):
+    """Two guards stand for two replicas of one app (separate processes share nothing else): the key's bucket
+    lives in the app's Ray actor, so the second replica sees the first one's requests; unshared, it would not.
+    The keyed app's own replica also reaches its actor (a live request creates it)."""
+    import asyncio
+
+    import ray
+
+    from serving.guard import Guard, digest
+
+    key = {"api_keys": "key-r", "rate_per_minute": 6, "burst": 2}
+    owner = digest("key-r")[:16]
+
+    async def takes(guards):
+        return [await g.wait_seconds_shared(owner) for g in guards]
+
+    one, two = Guard(set()), Guard(set())
+    for g in (one, two):
+        g.configure(key, scope="ratetest")
+    waits = asyncio.run(takes([one, two, one, two]))
+    assert waits[:2] == [0.0, 0.0] and waits[2] > 0 and waits[3] > 0  # burst 2 for the key, not per replica
+    alone = [Guard(set()), Guard(set())]
+    for g in alone:
+        g.configure({**key, "shared_rate_limits": False})
+    assert asyncio.run(takes(alone + alone))[:3] == [0.0, 0.0, 0.0]  # each replica its own burst
+    assert httpx.post(f"{base}/keyed/v1/sessions", headers={"Authorization": "Bearer key-a"}, timeout=30).status_code == 200
+    assert ray.get_actor("askopt-rate-buckets-keyed", namespace="askopt") is not None
+
+
 def test_web_page_and_docs_are_served_locally(base):
     page = httpx.get(f"{base}/consultant/", timeout=30)
     assert page.status_code == 200 and "static/app.js" in page.text
