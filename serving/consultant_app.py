@@ -173,7 +173,8 @@ class ConsultantAPI:
         forbid_file_access()  # request data never names a file this process reads
         self.store = SessionStore(config.get("sessions_url"))  # upgrades the schema to head (Alembic)
         GUARD.configure(config, KeyStore(self.store.engine))  # keys from args/env/file and `askopt keys create`
-        self.isolator = Isolator(Budget(seconds=float(config.get("timeout_seconds", Budget().seconds))))
+        limit = float(config.get("timeout_seconds", Budget().seconds))
+        self.isolator = Isolator(Budget(seconds=limit, cpu_seconds=limit))
         self.collect = str(config.get("collect", "")).lower() in ("1", "true", "yes")
         self.isolator.warm()
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import resource
+import signal
 import threading
 import traceback
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ class Refused(Exception):
 @dataclass(frozen=True)
 class Budget:
     seconds: float = 28.0  # hard wall-clock deadline per computation: answered (422) before 30 s
+    cpu_seconds: float = 28.0  # CPU time of the child, all threads (RLIMIT_CPU): 422 past it
     memory_bytes: int = 7 * 2**28  # 1.75 GiB resident for the child (RLIMIT_AS, see _cap_memory): under 2 GiB
     concurrent: int = 2  # live children per replica
     queue_seconds: float = 60.0  # how long a request may wait for a slot
@@ -78,9 +80,23 @@ def _cap_memory(max_resident: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _child(conn, fn, args, memory_bytes: int) -> None:
+def _out_of_cpu(signum, frame):
+    raise Refused(422, "the computation used this server's CPU-time limit per request; make the problem smaller")
+
+
+def _cap_cpu(seconds: float) -> None:
+    """Cap the child's CPU time (all its threads): SIGXCPU at the limit (answered 422), SIGKILL a second later.
+    Why beside the wall-clock deadline: the solvers' threads can spend two CPU-seconds per second on 2 cores."""
+    limit = max(1, int(seconds))
+    signal.signal(signal.SIGXCPU, _out_of_cpu)
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))
+
+
+def _child(conn, fn, args, memory_bytes: int, cpu_seconds: float | None = None) -> None:
     try:
         _cap_memory(memory_bytes)
+        if cpu_seconds:
+            _cap_cpu(cpu_seconds)
     except (ValueError, OSError):
         pass
     try:
@@ -126,7 +142,7 @@ class Isolator:
     async def _run(self, fn, args):
         ctx = _context()
         parent, child_end = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(child_end, fn, args, self.budget.memory_bytes), daemon=True)
+        proc = ctx.Process(target=_child, args=(child_end, fn, args, self.budget.memory_bytes, self.budget.cpu_seconds), daemon=True)
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, proc.start)
         child_end.close()

@@ -35,6 +35,12 @@ def _blow_up() -> int:
     return int(np.ones(8 * 2**30 // 8).sum())  # 8 GiB
 
 
+def _spin() -> int:
+    n = 0
+    while True:
+        n += 1
+
+
 def _sleep(seconds: float) -> str:
     time.sleep(seconds)
     return "done"
@@ -61,3 +67,13 @@ def test_the_deadline_answers_before_the_computation_ends():
     assert iso.killed == 1 and asyncio.run(iso.run(_sleep, 0.0)) == "done"
     assert Budget().seconds < 30  # the default answers inside the 30 s a request may take
     assert Budget().memory_bytes + 100 * 2**20 < 2 * 2**30
+
+
+def test_cpu_time_is_capped_beside_the_wall_clock():
+    """Threads can burn two CPU-seconds per wall second; RLIMIT_CPU stops the child at its CPU budget."""
+    iso = Isolator(Budget(seconds=60, cpu_seconds=1))
+    t0 = time.monotonic()
+    with pytest.raises(Refused) as exc:
+        asyncio.run(iso.run(_spin))
+    assert exc.value.status == 422 and "CPU" in exc.value.message
+    assert time.monotonic() - t0 < 20
