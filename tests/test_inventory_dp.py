@@ -47,7 +47,7 @@ def brute_force(p: Problem) -> float:
     "kw",
     [
         dict(lead_time=0), dict(lead_time=1), dict(lead_time=2),
-        dict(lost_sales=False, lead_time=2), dict(perishable=True, lead_time=1),
+        dict(lost_sales=False, lead_time=2, horizon=3), dict(perishable=True, lead_time=1),
         dict(lost_sales=False, perishable=True, lead_time=1), dict(demand=Demand.uniform(0, 3), setup_cost=0),
     ],
 )

@@ -20,8 +20,11 @@ from evaluation.runner import load_results, run_study
 from evaluation.study import StudyConfig, plan_study
 from serving.llm_emulator import EmulatorServer
 
-CONFIG = StudyConfig(name="multinode", instances=6, trials=1, replications=100, opt_replications=100,
+CONFIG = StudyConfig(name="multinode", instances=4, trials=1, replications=100, opt_replications=100,
                      opt_search_replications=50, dp_max_states=20_000)
+# the GCS notices a lost node after failure_threshold missed health checks (default 5 x 3 s): the lost node's
+# actors restart and the test's node count settles only then, so the test checks every second
+FAST_HEALTH = {"health_check_initial_delay_ms": 1000, "health_check_period_ms": 1000, "health_check_failure_threshold": 3}
 KEY = ["unit_id", "status", "policy_kind", "policy_label", "turns", "mc_cost", "mc_std", "exact_cost", "opt_cost", "oracle_cost"]
 
 
@@ -58,7 +61,7 @@ def test_three_worker_nodes_with_one_lost_give_the_one_node_rows(tmp_path):
     ray.shutdown()
     assert reference.failed == 0
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "_system_config": FAST_HEALTH})
     nodes = [cluster.add_node(num_cpus=1) for _ in range(3)]
     cluster.wait_for_nodes()
     removed: list = []
@@ -123,7 +126,8 @@ def _scrape(port: int, prefix: str, timeout: float = 60) -> dict[str, float]:
 
 def test_llm_study_loses_the_node_of_its_dialogue_actor_and_still_exports_metrics(tmp_path):
     metrics_port = _free_port()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "metrics_export_port": metrics_port})
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "metrics_export_port": metrics_port,
+                                                            "_system_config": FAST_HEALTH})
     workers = [cluster.add_node(num_cpus=1, labels={"askopt.io/pool": "cpu"}) for _ in range(3)]
     cluster.wait_for_nodes()
     removed: list = []
@@ -138,6 +142,7 @@ def test_llm_study_loses_the_node_of_its_dialogue_actor_and_still_exports_metric
             s = run_study(cfg, tmp_path / "llm", address=cluster.address, progress=False, include_dashboard=False,
                           task_retries=5, max_concurrent_dialogues=6, placement=Placement({"askopt.io/pool": "cpu"}))
             killer.join(timeout=5)
+            served = srv.stats().get("ok", 0)
             scraped = _scrape(metrics_port, "ray_askopt_study_")
     finally:
         ray.shutdown()
@@ -146,6 +151,8 @@ def test_llm_study_loses_the_node_of_its_dialogue_actor_and_still_exports_metric
     df = load_results(tmp_path / "llm")
     assert sorted(df["unit_id"]) == sorted(u.unit_id for u in plan_study(cfg).units)  # each exactly once
     assert s.failed == 0 and s.infra_failures == 0 and (df["status"] == "ok").all()
-    assert s.infra_retries >= 1  # the lost actor's dialogues were rescheduled, not lost
+    # the lost actor's dialogues were re-run from the start (by Ray's task retries or the driver's resubmission):
+    # the model answered more calls than the landed rows account for
+    assert served > df["llm_calls"].sum(), (served, df["llm_calls"].sum())
     assert scraped.get("ray_askopt_study_progress") == 1.0, scraped
     assert scraped.get("ray_askopt_study_units_total") == len(df), scraped
