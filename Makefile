@@ -47,12 +47,12 @@ lock: $(STAMP)
 # The newest releases allowed by pyproject.toml, in a separate venv: run on purpose (or on a schedule) so that a
 # breaking release is seen here before a user meets it.
 # torch stays pinned (2.13.0, the CPU build) and is installed first, so nothing re-resolves it; the suite needs the
-# train extra as `make test` does.
+# train and scip extras as `make test` does (the train lock holds both).
 test-latest:
 	rm -rf .venv-latest && $(PY) -m venv .venv-latest
 	.venv-latest/bin/pip install -q --upgrade pip
 	.venv-latest/bin/pip install -q torch==2.13.0
-	.venv-latest/bin/pip install -q --upgrade --upgrade-strategy eager -e '.[dev,train]' torch==2.13.0
+	.venv-latest/bin/pip install -q --upgrade --upgrade-strategy eager -e '.[dev,train,scip]' torch==2.13.0
 	.venv-latest/bin/python -c "import torch; v = torch.__version__; assert v.startswith('2.13.0') and not torch.cuda.is_available() and torch.version.cuda is None, v"
 	.venv-latest/bin/pip list --format=freeze > .venv-latest/resolved.txt
 	.venv-latest/bin/lint-imports --config .importlinter
