@@ -16,7 +16,7 @@ What is priced (the three things that have taken a replica past 4 GB):
 
 Rates are measured on this project's 2-core machine (`benchmarks/bench_limits.py` solves plausible problems of
 every size and prints the estimate next to the measured CPU time and peak memory); the estimate is an
-order-of-magnitude guard, the hard per-request deadline (28 s) and memory cap (1.75 GiB resident) in
+order-of-magnitude guard, the hard per-request deadline (24 s wall and CPU) and memory cap (1.75 GiB resident) in
 `serving.isolation` are the backstop.
 """
 
