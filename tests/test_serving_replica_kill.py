@@ -89,11 +89,6 @@ class Load:
             t.join(timeout=300)
 
 
-def _running_replicas(serve, app: str, deployment: str) -> int:
-    states = serve.status().applications[app].deployments[deployment].replica_states
-    return int(states.get("RUNNING", 0))
-
-
 @pytest.mark.slow
 def test_a_killed_replica_costs_at_most_its_in_flight_requests(tmp_path, monkeypatch):
     import ray  # a core dependency: an import error must fail, not skip
@@ -115,16 +110,25 @@ def test_a_killed_replica_costs_at_most_its_in_flight_requests(tmp_path, monkeyp
         base = f"http://127.0.0.1:{port}"
         c_args = {"sessions_url": f"sqlite:///{tmp_path / 's.db'}", "num_cpus": 0.25}
 
-        # 1. a replica killed under load (no graceful shutdown)
+        # 1. a graceful scale-down 2 -> 1 under load (what a redeploy does): the leaving replica drains, 0 errors
+        with Load(base, "/c") as load:
+            time.sleep(3.0)
+            serve.run(consultant({**c_args, "num_replicas": 1}), name="c", route_prefix="/c")
+            time.sleep(2.0)
+        print(f"/c scale-down under load: {load.outcomes.count('ok')} ok, errors {load.errors()} {load.bodies[:3]}")
+        assert load.errors() == [] and "ok" in load.outcomes
+        serve.run(consultant({**c_args, "num_replicas": 2}), name="c", route_prefix="/c")
+
+        # 2. a replica killed under load (no graceful shutdown)
         for prefix, deployment in (("/c", "ConsultantAPI"), ("/i", "ImitatorEndpoint")):
             with Load(base, prefix) as load:
-                time.sleep(2.0)
+                time.sleep(3.0)
                 before = len(load.outcomes)
                 replicas = [a for a in ray.util.list_named_actors(all_namespaces=True)
                             if deployment in a["name"] and "REPLICA" in a["name"].upper()]
                 assert len(replicas) == 2
                 ray.kill(ray.get_actor(replicas[0]["name"], namespace=replicas[0]["namespace"]), no_restart=True)
-                time.sleep(6.0)
+                time.sleep(8.0)
             after = load.outcomes[before:]
             errors = [o for o in after if o != "ok"]
             print(f"{prefix}: {len(load.outcomes)} requests, {before} before the kill; after it {len(after)}: "
@@ -132,19 +136,6 @@ def test_a_killed_replica_costs_at_most_its_in_flight_requests(tmp_path, monkeyp
             assert "WRONG" not in load.outcomes
             assert len(errors) <= CONCURRENCY  # at most what was in flight on the killed replica
             assert after[-1] == "ok" and after.count("ok") >= 1  # the surviving replica kept answering
-
-        # 2. a graceful scale-down 2 -> 1 under load (what a redeploy does): the leaving replica drains, 0 errors.
-        # First Serve replaces the killed replica: two running replicas, one of them then leaves.
-        deadline = time.monotonic() + 120
-        while _running_replicas(serve, "c", "ConsultantAPI") < 2 and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert _running_replicas(serve, "c", "ConsultantAPI") == 2
-        with Load(base, "/c") as load:
-            time.sleep(2.0)
-            serve.run(consultant({**c_args, "num_replicas": 1}), name="c", route_prefix="/c")
-            time.sleep(2.0)
-        print(f"/c scale-down under load: {load.outcomes.count('ok')} ok, errors {load.errors()} {load.bodies[:3]}")
-        assert load.errors() == [] and "ok" in load.outcomes
     finally:
         serve.shutdown()
         ray.shutdown()
