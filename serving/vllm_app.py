@@ -12,6 +12,15 @@ multiplexed on top of a base: put each adapter in a folder under `lora_dir`; cli
 `serve_config(config)` / `write_serve_yaml(config, path)` produce the `serve run` YAML for the same LLMConfig
 (`askopt imitator serve --engine vllm --write-yaml serving/imitator_vllm.yaml`), so the checked-in YAML and
 the Python path cannot drift (tests/test_imitator_serving.py).
+
+Keys: `ray.serve.llm:build_openai_app` has no authentication and allows every CORS origin, so the app is built
+by `build_guarded_openai_app` instead: the same deployments (Ray Serve LLM's LLMServer per model and its
+OpenAiIngress), but the ingress's FastAPI app goes through `guard_llm_app` first, which drops the allow-all
+CORS middleware and puts askopt's Guard (API keys, per-key rate limits, body-size limit; serving/guard.py) in
+front of every route but /health. Keys come from the same places as for the CPU imitator
+(`serving.keys.configure_imitator_guard`: the app's `guard` args, ASKOPT_API_KEYS / a keys file, the
+`askopt keys create` database). It uses two Ray-internal names (`make_fastapi_ingress`, `init`) of
+ray==2.60.0, which the lock pins.
 """
 
 from __future__ import annotations
@@ -51,11 +60,18 @@ class VLLMImitatorConfig:
         return cfg
 
 
-def serve_config(config: VLLMImitatorConfig, host: str = "127.0.0.1", port: int = 8000) -> dict:
-    """The `serve run` config file (as data) for `config`: one app built by ray.serve.llm:build_openai_app."""
+GUARDED_BUILDER = "serving.vllm_app:build_guarded_openai_app"
+OPEN_PATHS = ("/health",)  # Ray Serve LLM's liveness route stays open for load balancers and k8s probes
+
+
+def serve_config(config: VLLMImitatorConfig, host: str = "127.0.0.1", port: int = 8000,
+                 guard: dict | None = None) -> dict:
+    """The `serve run` config file (as data) for `config`: one app built by `build_guarded_openai_app`."""
+    args: dict = {"llm_configs": [config.llm_config_dict()]}
+    if guard:
+        args["guard"] = guard
     return {
-        "applications": [{"name": "imitator", "route_prefix": "/", "import_path": "ray.serve.llm:build_openai_app",
-                          "args": {"llm_configs": [config.llm_config_dict()]}}],
+        "applications": [{"name": "imitator", "route_prefix": "/", "import_path": GUARDED_BUILDER, "args": args}],
         "http_options": {"host": host, "port": port},
     }
 
@@ -71,13 +87,66 @@ def write_serve_yaml(config: VLLMImitatorConfig, path: str | Path, host: str = "
     return path
 
 
-def build_vllm_app(config: VLLMImitatorConfig):
+def guard_llm_app(app, guard, max_body_bytes: int):
+    """Put askopt's Guard in front of a Ray Serve LLM router app, before it starts.
+
+    Ray's `init()` adds CORSMiddleware allowing every origin; askopt's rule is CORS off unless configured (the
+    Guard answers CORS itself from its `cors_origins`), so that middleware is removed. The Guard is added last,
+    so it runs first: a request without a valid key never reaches the model."""
+    from fastapi.middleware.cors import CORSMiddleware
+
+    from serving.guard import install
+
+    app.user_middleware = [m for m in app.user_middleware if m.cls is not CORSMiddleware]
+    install(app, guard, max_body_bytes)
+    return app
+
+
+def _import_serve_llm():
     try:
-        from ray.serve.llm import LLMConfig, LLMServingArgs, build_openai_app
+        from ray.llm._internal.serve.core.configs.openai_api_models import to_model_metadata
+        from ray.llm._internal.serve.core.ingress.ingress import OpenAiIngress, init, make_fastapi_ingress
+        from ray.llm._internal.serve.core.server.builder import build_llm_deployment
+        from ray.serve.llm import LLMConfig
     except ImportError as exc:  # vLLM missing: CPU machine
         raise RuntimeError(
             "engine vllm: ray.serve.llm / vLLM is not installed (GPU only); install '.[gpu]' on a GPU machine "
             f"or use --engine cpu ({exc.__class__.__name__})"
         ) from None
-    llm_config = LLMConfig(**config.llm_config_dict())
-    return build_openai_app(LLMServingArgs(llm_configs=[llm_config]))
+    return LLMConfig, OpenAiIngress, init, make_fastapi_ingress, build_llm_deployment, to_model_metadata
+
+
+def build_guarded_openai_app(args: dict):
+    """`serve run` entry point (the YAML's import_path): Ray Serve LLM's OpenAI app with askopt's Guard.
+
+    args: {"llm_configs": [LLMConfig dicts], "guard": {api_keys, api_keys_file, keys_url, rate_per_minute, burst, cors_origins}}.
+    Mirrors `ray.serve.llm:build_openai_app` (ray 2.60, non-direct-streaming path) except for the app it binds."""
+    from ray import serve
+
+    from serving.guard import Guard
+    from serving.imitator_app import MAX_BODY_BYTES
+    from serving.keys import configure_imitator_guard
+
+    LLMConfig, OpenAiIngress, init, make_fastapi_ingress, build_llm_deployment, to_model_metadata = (
+        _import_serve_llm())
+    llm_configs = [c if isinstance(c, LLMConfig) else LLMConfig.model_validate(c) for c in args["llm_configs"]]
+    guard = Guard(set(), open_paths=OPEN_PATHS)
+    guard_config = dict(args.get("guard") or {})
+
+    class GuardedOpenAiIngress(OpenAiIngress):
+        def __init__(self, *a, **kw):
+            configure_imitator_guard(guard, guard_config)  # in the replica: keys are read where requests arrive
+            super().__init__(*a, **kw)
+
+    ingress_cls = make_fastapi_ingress(GuardedOpenAiIngress, app=guard_llm_app(init(), guard, MAX_BODY_BYTES))
+    options = OpenAiIngress.get_deployment_options(llm_configs)
+    return serve.deployment(ingress_cls, **options).bind(
+        llm_deployments={c.model_id: build_llm_deployment(c) for c in llm_configs},
+        model_cards={c.model_id: to_model_metadata(c.model_id, c) for c in llm_configs},
+        lora_paths={c.model_id: c.lora_config.dynamic_lora_loading_path for c in llm_configs
+                    if c.lora_config is not None},
+    )
+
+
+def build_vllm_app(config: VLLMImitatorConfig, guard: dict | None = None):
+    return build_guarded_openai_app({"llm_configs": [config.llm_config_dict()], "guard": guard or {}})

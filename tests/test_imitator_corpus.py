@@ -84,7 +84,8 @@ def test_vllm_serve_yaml_is_generated_from_the_llm_config(tmp_path):
     cfg = VLLMImitatorConfig(base_model="/models/askopt-imitator/merged")
     data = yaml.safe_load(write_serve_yaml(cfg, tmp_path / "s.yaml").read_text())
     llm = data["applications"][0]["args"]["llm_configs"][0]
-    assert data["applications"][0]["import_path"] == "ray.serve.llm:build_openai_app"
+    # askopt's guarded builder, not ray.serve.llm:build_openai_app (no keys, CORS open to every origin)
+    assert data["applications"][0]["import_path"] == "serving.vllm_app:build_guarded_openai_app"
     assert llm["model_loading_config"] == {"model_id": "askopt-imitator", "model_source": "/models/askopt-imitator/merged"}
     assert "lora_config" not in llm  # the merged checkpoint needs no adapter
     # the checked-in YAML is exactly this generated config

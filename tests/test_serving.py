@@ -346,3 +346,70 @@ def test_hypothesis_bodies_at_solve_give_no_5xx(base):
             assert r.json()["error"]["message"]
 
     check()
+
+
+def test_guarded_llm_app_needs_a_key_and_drops_allow_all_cors():
+    """The vLLM imitator's router app (Ray Serve LLM's `init()`: CORS allow-all, no auth) as `guard_llm_app`
+    leaves it, served by uvicorn on a real port. Ray's own app needs vLLM to import, so this builds the same
+    shape: a FastAPI app with CORSMiddleware(allow_origins=["*"]) and OpenAI-style routes."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+    from fastapi import FastAPI
+    from fastapi.middleware.cors import CORSMiddleware
+
+    from serving.guard import Guard
+    from serving.vllm_app import OPEN_PATHS, guard_llm_app
+
+    app = FastAPI()
+    app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["*"], allow_headers=["*"])
+
+    @app.get("/v1/models")
+    async def models():
+        return {"object": "list", "data": [{"id": "askopt-imitator"}]}
+
+    @app.post("/v1/chat/completions")
+    async def chat(body: dict):
+        return {"choices": [{"message": {"role": "assistant", "content": "we sell about 20 a day"}}]}
+
+    @app.get("/health")
+    async def health():
+        return {}
+
+    guard = Guard(set(), open_paths=OPEN_PATHS)
+    guard.configure({"api_keys": "k-team", "shared_rate_limits": False})
+    guard_llm_app(app, guard, max_body_bytes=4096)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            if server.started:
+                break
+            time.sleep(0.05)
+        evil = {"Origin": "http://evil.example"}
+        no_key = httpx.get(f"{base}/v1/models", headers=evil, timeout=10)
+        assert no_key.status_code == 401 and no_key.json()["error"]["param"] == "authorization"
+        assert "access-control-allow-origin" not in no_key.headers
+        wrong = httpx.post(f"{base}/v1/chat/completions", json={"messages": []},
+                           headers={"Authorization": "Bearer nope"}, timeout=10)
+        assert wrong.status_code == 401
+        auth = {"Authorization": "Bearer k-team", **evil}
+        ok = httpx.post(f"{base}/v1/chat/completions", json={"messages": []}, headers=auth, timeout=10)
+        assert ok.status_code == 200 and "20 a day" in ok.json()["choices"][0]["message"]["content"]
+        assert "access-control-allow-origin" not in ok.headers  # Ray's allow-all CORS is gone
+        preflight = httpx.options(f"{base}/v1/chat/completions", timeout=10,
+                                  headers={**evil, "Access-Control-Request-Method": "POST"})
+        assert "access-control-allow-origin" not in preflight.headers
+        big = httpx.post(f"{base}/v1/chat/completions", content=b"x" * 5000, headers=auth, timeout=10)
+        assert big.status_code == 413
+        assert httpx.get(f"{base}/health", timeout=10).status_code == 200  # probes need no key
+    finally:
+        server.should_exit = True
+        thread.join(10)
