@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from inventory.compiled import compiled_pays
 from inventory.demand import poisson_isf
 from inventory.dynamics import clamp, cost_of, expected_period_cost, order_room, settle, whole_units
 from inventory.policies import Policy, StatePolicy
@@ -255,6 +256,8 @@ def _best_order(m: _Model, W: np.ndarray, policy_q: np.ndarray | None = None, c:
         val = np.take_along_axis(W, q[..., None], axis=-1)[..., 0] + m.K * (q > 0)
         val = np.where(cap >= 0, val, BIG)
         return c[:, None] + val, np.where(cap >= 0, q, 0)
+    if not compiled_pays(W.size, "inventory.kernel_dp"):
+        return _best_order_reference(m, W, c)
     from inventory.kernel_dp import fused_min
 
     return fused_min(W, cap, m.K, c)
@@ -309,8 +312,6 @@ def _backup_by_shift(m: _Model, F: np.ndarray):
     minimisation; Wx (A x Q^(L-1)) is reused across shifts, so the full W (Q times larger) never exists.
     Identical to `_best_order(m, _continuation(m, F), None, m.c)` (tested).
     """
-    from inventory.kernel_dp import fused_min_into
-
     A, Q = m.b.A, m.b.Q
     cols = F.shape[1]
     inner = cols // Q  # states of (x3..xL)
@@ -318,10 +319,18 @@ def _backup_by_shift(m: _Model, F: np.ndarray):
     val = np.empty((A, cols))
     q = np.empty((A, cols), dtype=np.int64)
     Wx = np.empty((A, cols))
+    compiled = compiled_pays(A * cols * Q, "inventory.kernel_dp")
+    if compiled:
+        from inventory.kernel_dp import fused_min_into
     for x2 in range(Q):
         np.matmul(m.M, Fpad[x2:x2 + A], out=Wx)  # Wx[a, (x3..xL, q)]
         part = slice(x2 * inner, (x2 + 1) * inner)
-        fused_min_into(Wx.reshape(A, inner, Q), m.cap[:, part], m.K, m.c, val[:, part], q[:, part])
+        if compiled:
+            fused_min_into(Wx.reshape(A, inner, Q), m.cap[:, part], m.K, m.c, val[:, part], q[:, part])
+        else:
+            v, k = _min_over_orders(Wx.reshape(A, inner, Q), np.maximum(m.cap[:, part], 0), m.K)
+            val[:, part] = m.c[:, None] + np.where(m.cap[:, part] >= 0, v, BIG)
+            q[:, part] = np.where(m.cap[:, part] >= 0, k, 0)
     return val, q
 
 
@@ -460,7 +469,7 @@ def solve(
     """
     if objective not in ("finite", "average"):
         raise ValueError(f"objective: {objective!r} is not allowed; allowed: finite, average")
-    from inventory.kernel_dp import single_threaded_blas
+    from inventory.blas import single_threaded_blas
 
     with single_threaded_blas():
         return _solve(problem, objective, max_states, max_work, bounds, tol, max_iter, doublings)
@@ -730,7 +739,7 @@ def evaluate_policy(
         states, _work = _check_tractable(problem, b, objective, max_states, max_work)
     except Intractable as exc:
         return DPResult("intractable", exc.states, None, time.perf_counter() - t0, objective, reason=str(exc))
-    from inventory.kernel_dp import single_threaded_blas
+    from inventory.blas import single_threaded_blas
 
     rvi: dict = {}
     with single_threaded_blas():

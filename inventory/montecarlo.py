@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from inventory import dynamics
+from inventory.compiled import compiled_pays
 from inventory.policies import Policy
 from inventory.problem import Problem
 from inventory.sampling import RANDOM_STREAM_VERSION, demand_paths
@@ -54,7 +55,8 @@ def gpu_present() -> bool:
 
 
 def choose_backend(requested: str | None = None, work: int = 0) -> str:
-    """The Monte Carlo backend: `requested` when given, else torch on a GPU for very large runs, else numba.
+    """The Monte Carlo backend: `requested` when given, else torch on a GPU for very large runs, else numba
+    once it pays for its start-up (`inventory.compiled`), else the numpy reference (identical totals).
 
     `work` = policy rows x replications x periods of the run; torch (CUDA) is chosen automatically only when
     a GPU is present and work >= TORCH_MIN_WORK (below that the CPU kernel finishes before a GPU launch pays).
@@ -63,7 +65,9 @@ def choose_backend(requested: str | None = None, work: int = 0) -> str:
         if requested not in BACKENDS:
             raise ValueError(f"backend: {requested!r} is not allowed; allowed: {', '.join(BACKENDS)}")
         return requested
-    return "torch" if work >= TORCH_MIN_WORK and gpu_present() else "numba"
+    if work >= TORCH_MIN_WORK and gpu_present():
+        return "torch"
+    return "numba" if compiled_pays(work, "inventory.kernel") else "numpy"
 
 
 def demand_matrix(problem: Problem, replications: int, periods: int | None = None, seed: int = 0) -> np.ndarray:
@@ -72,7 +76,9 @@ def demand_matrix(problem: Problem, replications: int, periods: int | None = Non
     A transposed view of period-major storage (T, R): `demands[:, t]` is contiguous and `demands.T` is the
     kernels' layout without a copy. Replication r's path does not depend on R (see `inventory.sampling`).
     """
-    return demand_paths(problem.demand, replications, periods or problem.horizon, seed).T
+    periods = periods or problem.horizon
+    compiled = compiled_pays(replications * periods, "inventory.kernel")
+    return demand_paths(problem.demand, replications, periods, seed, compiled=compiled).T
 
 
 @dataclass

@@ -150,20 +150,24 @@ def test_absurd_lead_time_is_intractable_not_a_crash():
 # ---- the compiled passes against their numpy references, and the statuses ----------------------------------
 
 
+@pytest.mark.parametrize("mode", ["always", "never"])  # the compiled passes, and the numpy path small DPs take
 @pytest.mark.parametrize("kw", [dict(lead_time=2), dict(lead_time=3, setup_cost=4), dict(lead_time=1),
                                 dict(lead_time=2, lost_sales=False, perishable=True)])
-def test_fused_passes_equal_numpy_reference(kw):
+def test_fused_passes_equal_numpy_reference(kw, mode):
+    from inventory.compiled import forced
+
     p = tiny(max_inventory=14, max_order=5, **kw)
     b = dp._cap_bounds(p, dp.Bounds(0 if p.lost_sales else -4, 12, 5))
     m = dp._build(p, b)
     F = np.random.default_rng(0).random((b.A, m.rest_sum.size)) * 10
     W = dp._continuation(m, F)
     ref_v, ref_q = dp._best_order_reference(m, W, m.c)
-    v, q = dp._best_order(m, W, None, m.c)
+    with forced(mode):
+        v, q = dp._best_order(m, W, None, m.c)
+        v2, q2 = dp._backup(m, F)  # L >= 2: one shift at a time, no W array
     np.testing.assert_array_equal(v, ref_v)
     np.testing.assert_array_equal(q, ref_q)
     assert np.any(ref_q > 0) and (p.lead_time < 2 or np.any(m.cap < 0))  # orders and infeasible states exercised
-    v2, q2 = dp._backup(m, F)  # L >= 2: one shift at a time, no W array
     np.testing.assert_allclose(v2, ref_v, rtol=1e-13)
     np.testing.assert_array_equal(q2, ref_q)
 

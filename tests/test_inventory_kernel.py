@@ -79,7 +79,7 @@ def test_numba_kernel_equals_numpy_reference(variant):
         ref = simulate_reference(p, pol, D)
         _assert_identical(simulate(p, pol, D, backend="numba"), ref)
     ref = simulate_reference(p, POLICIES[0], D, warmup=7)
-    _assert_identical(simulate(p, POLICIES[0], D, warmup=7), ref)
+    _assert_identical(simulate(p, POLICIES[0], D, warmup=7, backend="numba"), ref)
 
 
 @pytest.mark.parametrize("variant", VARIANTS[:4], ids=str)
@@ -90,8 +90,8 @@ def test_blocks_and_two_threads_equal_the_reference(variant):
     D = demand_matrix(p, 2 * BLOCK + 37, seed=2)  # two threads: three ranges of replications, the last short
     for pol in POLICIES[:2]:
         ref = simulate_reference(p, pol, D)
-        _assert_identical(simulate(p, pol, D, threads=1), ref)
-        _assert_identical(simulate(p, pol, D, threads=2), ref)
+        _assert_identical(simulate(p, pol, D, threads=1, backend="numba"), ref)
+        _assert_identical(simulate(p, pol, D, threads=2, backend="numba"), ref)
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: ",".join(f"{k}={v[k]}" for k in v))
@@ -103,9 +103,23 @@ def test_torch_backend_equals_numpy_reference(variant):
         _assert_identical(simulate(p, pol, D, backend="torch"), simulate_reference(p, pol, D))
 
 
-def test_backend_choice():
+def test_backend_choice(monkeypatch):
+    from inventory import compiled
+    from inventory.compiled import COMPILED_MIN_WORK, compiled_pays, forced
+
+    monkeypatch.setitem(compiled._state, "work", 0)  # as in a fresh process
+
     assert choose_backend("numpy") == "numpy" and choose_backend("torch") == "torch"
-    assert choose_backend(None, work=10) == "numba"  # small runs stay on the CPU kernel whatever the hardware
+    with forced("always"):
+        assert choose_backend(None, work=10) == "numba"  # small runs stay on the CPU, whatever the hardware
+    with forced("never"):
+        assert choose_backend(None, work=10**12) == "numpy"
+    # auto: a kernel already loaded is used; else numpy until the process's numpy work reaches the threshold
+    assert compiled_pays(1, "numpy")
+    assert not compiled_pays(10, "askopt_no_such_kernel")
+    assert compiled_pays(COMPILED_MIN_WORK, "askopt_no_such_kernel")
+    with pytest.raises(ValueError, match="mode"):
+        forced("sometimes").__enter__()
     with pytest.raises(ValueError, match="backend"):
         choose_backend("cuda")
     p = problem()
