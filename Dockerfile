@@ -11,7 +11,7 @@ COPY requirements.lock requirements-gpu.lock ./
 
 FROM base AS cpu
 RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu \
- && pip install -r requirements.lock
+ && pip install --no-deps -r requirements.lock
 COPY . .
 RUN pip install --no-deps . && askopt --help >/dev/null
 EXPOSE 8000 8265

@@ -13,7 +13,7 @@ $(STAMP): $(LOCK) pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q 'pip==26.3'
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -r $(LOCK)
+	$(BIN)/pip install -q --no-deps -r $(LOCK)  # the lock is the whole closure (tools/lock.sh)
 	$(BIN)/pip install -q --no-deps -e .
 	touch $(STAMP)
 
@@ -23,7 +23,7 @@ install: $(STAMP)
 install-train: $(TRAIN_STAMP)
 
 $(TRAIN_STAMP): $(STAMP) requirements-train.lock
-	$(BIN)/pip install -q -r requirements-train.lock
+	$(BIN)/pip install -q --no-deps -r requirements-train.lock
 	touch $(TRAIN_STAMP)
 
 demo: $(STAMP)

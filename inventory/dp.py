@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from inventory.compiled import compiled_pays
-from inventory.demand import poisson_isf
 from inventory.dynamics import clamp, cost_of, expected_period_cost, order_room, settle, whole_units
 from inventory.policies import Policy, StatePolicy
 from inventory.problem import Problem
+from inventory.special import poisson_isf
 
 BIG = 1e15
 TAIL = 1e-7
