@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from inventory.compiled import compiled_pays
+from inventory.compiled import compiled_pays, reference_timed
 from inventory.dynamics import clamp, cost_of, expected_period_cost, order_room, settle, whole_units
 from inventory.policies import Policy, StatePolicy
 from inventory.problem import Problem
@@ -257,7 +257,8 @@ def _best_order(m: _Model, W: np.ndarray, policy_q: np.ndarray | None = None, c:
         val = np.where(cap >= 0, val, BIG)
         return c[:, None] + val, np.where(cap >= 0, q, 0)
     if not compiled_pays(W.size, "inventory.kernel_dp"):
-        return _best_order_reference(m, W, c)
+        with reference_timed():
+            return _best_order_reference(m, W, c)
     from inventory.kernel_dp import fused_min
 
     return fused_min(W, cap, m.K, c)
@@ -319,18 +320,21 @@ def _backup_by_shift(m: _Model, F: np.ndarray):
     val = np.empty((A, cols))
     q = np.empty((A, cols), dtype=np.int64)
     Wx = np.empty((A, cols))
-    compiled = compiled_pays(A * cols * Q, "inventory.kernel_dp")
-    if compiled:
-        from inventory.kernel_dp import fused_min_into
+    if not compiled_pays(A * cols * Q, "inventory.kernel_dp"):
+        with reference_timed():
+            for x2 in range(Q):
+                np.matmul(m.M, Fpad[x2:x2 + A], out=Wx)
+                part = slice(x2 * inner, (x2 + 1) * inner)
+                v, k = _min_over_orders(Wx.reshape(A, inner, Q), np.maximum(m.cap[:, part], 0), m.K)
+                val[:, part] = m.c[:, None] + np.where(m.cap[:, part] >= 0, v, BIG)
+                q[:, part] = np.where(m.cap[:, part] >= 0, k, 0)
+        return val, q
+    from inventory.kernel_dp import fused_min_into
+
     for x2 in range(Q):
         np.matmul(m.M, Fpad[x2:x2 + A], out=Wx)  # Wx[a, (x3..xL, q)]
         part = slice(x2 * inner, (x2 + 1) * inner)
-        if compiled:
-            fused_min_into(Wx.reshape(A, inner, Q), m.cap[:, part], m.K, m.c, val[:, part], q[:, part])
-        else:
-            v, k = _min_over_orders(Wx.reshape(A, inner, Q), np.maximum(m.cap[:, part], 0), m.K)
-            val[:, part] = m.c[:, None] + np.where(m.cap[:, part] >= 0, v, BIG)
-            q[:, part] = np.where(m.cap[:, part] >= 0, k, 0)
+        fused_min_into(Wx.reshape(A, inner, Q), m.cap[:, part], m.K, m.c, val[:, part], q[:, part])
     return val, q
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from inventory import dynamics
-from inventory.compiled import compiled_pays
+from inventory.compiled import compiled_pays, reference_timed
 from inventory.policies import Policy
 from inventory.problem import Problem
 from inventory.sampling import RANDOM_STREAM_VERSION, demand_paths
@@ -77,8 +77,10 @@ def demand_matrix(problem: Problem, replications: int, periods: int | None = Non
     kernels' layout without a copy. Replication r's path does not depend on R (see `inventory.sampling`).
     """
     periods = periods or problem.horizon
-    compiled = compiled_pays(replications * periods, "inventory.kernel")
-    return demand_paths(problem.demand, replications, periods, seed, compiled=compiled).T
+    if compiled_pays(replications * periods, "inventory.kernel"):
+        return demand_paths(problem.demand, replications, periods, seed).T
+    with reference_timed():
+        return demand_paths(problem.demand, replications, periods, seed, compiled=False).T
 
 
 @dataclass
@@ -180,7 +182,8 @@ def simulate(
     """
     backend = choose_backend(backend, policy.size * int(np.size(demands)))
     if backend == "numpy":
-        return simulate_reference(problem, policy, demands, warmup, detailed)
+        with reference_timed():
+            return simulate_reference(problem, policy, demands, warmup, detailed)
     D = np.ascontiguousarray(np.asarray(demands).T, dtype=np.int32)  # (T, R): free for demand_matrix output; one
     # dtype, so numba compiles one specialisation
     if backend == "torch":

@@ -1,5 +1,6 @@
 """Compiled (numba) and torch kernels against the numpy reference: identical totals on every variant."""
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -105,19 +106,29 @@ def test_torch_backend_equals_numpy_reference(variant):
 
 def test_backend_choice(monkeypatch):
     from inventory import compiled
-    from inventory.compiled import COMPILED_MIN_WORK, compiled_pays, forced
+    from inventory.compiled import (
+        COMPILED_MIN_WORK,
+        REFERENCE_BUDGET_S,
+        compiled_pays,
+        forced,
+        reference_timed,
+    )
 
-    monkeypatch.setitem(compiled._state, "work", 0)  # as in a fresh process
+    monkeypatch.setitem(compiled._state, "seconds", 0.0)  # as in a fresh process
 
     assert choose_backend("numpy") == "numpy" and choose_backend("torch") == "torch"
     with forced("always"):
         assert choose_backend(None, work=10) == "numba"  # small runs stay on the CPU, whatever the hardware
     with forced("never"):
         assert choose_backend(None, work=10**12) == "numpy"
-    # auto: a kernel already loaded is used; else numpy until the process's numpy work reaches the threshold
+    # auto: a kernel already loaded is used, and so is one for a call too big for numpy; else numpy, timed,
+    # until the process has spent its budget on it
     assert compiled_pays(1, "numpy")
-    assert not compiled_pays(10, "askopt_no_such_kernel")
     assert compiled_pays(COMPILED_MIN_WORK, "askopt_no_such_kernel")
+    assert not compiled_pays(10, "askopt_no_such_kernel")
+    with reference_timed():
+        time.sleep(REFERENCE_BUDGET_S)
+    assert compiled_pays(10, "askopt_no_such_kernel")
     with pytest.raises(ValueError, match="mode"):
         forced("sometimes").__enter__()
     with pytest.raises(ValueError, match="backend"):
