@@ -777,8 +777,10 @@ def reachable_position_bound(problem: Problem, policy: Policy, lo: int = 0) -> i
 
 
 def _orders_by_position(policy: Policy, positions: np.ndarray) -> np.ndarray:
+    """Whole-unit orders by position, clipped to [0, 2^53] before the int64 cast: a level like 10^40 (garbled
+    advice) would otherwise wrap around; every caller caps orders by the room anyway."""
     q = policy.order_from_position(positions.reshape(1, -1), 0)
-    return np.asarray(whole_units(q), dtype=np.int64).reshape(positions.shape)
+    return np.asarray(np.clip(whole_units(q), 0, 2.0**53), dtype=np.int64).reshape(positions.shape)
 
 
 def _evaluate_general(problem, b, policy, objective, tol, max_iter, rvi: dict | None = None) -> float:

@@ -229,9 +229,11 @@ def _problem_args(problem):
 
 
 def _params(x) -> np.ndarray:
-    """Whole-number parameters as int64 (the loop then stays in integers), anything else as float64."""
+    """Whole-number parameters as int64 (the loop then stays in integers), anything else as float64 (so are
+    levels beyond int64: float64 orders exactly what any level above the capacity orders)."""
     x = np.ascontiguousarray(x, dtype=np.float64)
-    return x.astype(np.int64) if np.all(np.isfinite(x)) and np.all(x == np.rint(x)) else x
+    whole = np.all(np.isfinite(x)) and np.all(x == np.rint(x)) and np.all(np.abs(x) < 2.0**62)
+    return x.astype(np.int64) if whole else x
 
 
 BLOCK = 1024  # replications per parallel task (at least): enough work per task to hide the thread start

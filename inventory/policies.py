@@ -65,8 +65,14 @@ RULES = (ss_rule, base_stock_rule, sq_rule, rq_rule, const_rule)
 
 
 def _col(x) -> np.ndarray:
-    """Parameters as a (P, 1) column so they broadcast over replications."""
-    return np.atleast_1d(np.asarray(x)).reshape(-1, 1)
+    """Parameters as a (P, 1) column so they broadcast over replications.
+
+    Whole numbers beyond int64 (advice can say "order up to 10^40") would make an object array that numpy's
+    rounding rejects; as float64 they order exactly what any level above the capacity orders."""
+    a = np.atleast_1d(np.asarray(x))
+    if a.dtype == object:
+        a = a.astype(np.float64)
+    return a.reshape(-1, 1)
 
 
 @dataclass(frozen=True)

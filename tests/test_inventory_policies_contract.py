@@ -107,3 +107,24 @@ def test_bad_specs_say_what_is_allowed(spec, message):
     with pytest.raises(PolicySpecError) as err:
         parse_policy_spec(spec)
     assert str(err.value).startswith("--evaluate: " + message)
+
+
+def test_levels_beyond_int64_order_like_the_capacity():
+    """Advice parsed from a garbled dialogue said "order up to 111111111111111120396815433971561152905216": the
+    study's scoring crashed (numpy cannot round an object array). Any level above the capacity orders up to it."""
+    from inventory import dp
+    from inventory.demand import Demand
+    from inventory.montecarlo import demand_matrix, evaluate, simulate
+    from inventory.policies import SSPolicy
+    from inventory.problem import Problem
+
+    p = Problem(horizon=8, demand=Demand.poisson(4), lost_sales=True, holding_cost=1, penalty_cost=9, setup_cost=5,
+                lead_time=1, max_inventory=20, max_order=20)
+    huge, at_cap = SSPolicy(5, 111111111111111120396815433971561152905216), SSPolicy(5, 20)
+    a, b = evaluate(p, [huge, at_cap], replications=200)
+    assert a.mean_cost == b.mean_cost and a.std_cost == b.std_cost
+    D = demand_matrix(p, 50)
+    for backend in ("numba", "numpy", "torch"):
+        assert np.array_equal(simulate(p, huge, D, backend=backend).cost, simulate(p, at_cap, D, backend=backend).cost)
+    exact_huge, exact_cap = dp.evaluate_policy(p, huge), dp.evaluate_policy(p, at_cap)
+    assert (exact_huge.optimal_cost, exact_huge.states) == (exact_cap.optimal_cost, exact_cap.states)
