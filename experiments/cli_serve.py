@@ -84,13 +84,27 @@ def run(args) -> int:
 
 
 def wait_until_stopped(for_seconds: float | None) -> None:
-    """Block the serving command until Ctrl-C, or for `for_seconds` when given (tests, scripted demos)."""
+    """Block the serving command until Ctrl-C or SIGTERM, or for `for_seconds` when given (tests, scripted demos).
+
+    SIGTERM (`kill`, `docker stop`, Kubernetes) ends the wait like Ctrl-C, so that the caller's cleanup
+    (serve.shutdown, ray.shutdown) runs: by default SIGTERM ends Python at once and left the local Ray's
+    DashboardAgent and RuntimeEnvAgent running."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     deadline = time.time() + for_seconds if for_seconds else None
     try:
-        while deadline is None or time.time() < deadline:
-            time.sleep(0.5)
+        while not stop.is_set() and (deadline is None or time.time() < deadline):
+            stop.wait(0.5)
     except KeyboardInterrupt:
         pass
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _run_plain_emulator(args) -> int:
