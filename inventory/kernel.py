@@ -29,7 +29,7 @@ from numba import prange, types
 from numba.extending import overload
 
 from inventory import dynamics
-from inventory.policies import RULES
+from inventory.policies import RULES, kernel_params
 
 _jit = numba.njit(cache=True, nogil=True)
 _room = _jit(dynamics.room)
@@ -228,14 +228,6 @@ def _problem_args(problem):
     return (problem.lead_time, problem.max_inventory, problem.max_order, problem.lost_sales, problem.perishable)
 
 
-def _params(x) -> np.ndarray:
-    """Whole-number parameters as int64 (the loop then stays in integers), anything else as float64 (so are
-    levels beyond int64: float64 orders exactly what any level above the capacity orders)."""
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    whole = np.all(np.isfinite(x)) and np.all(x == np.rint(x)) and np.all(np.abs(x) < 2.0**62)
-    return x.astype(np.int64) if whole else x
-
-
 BLOCK = 1024  # replications per parallel task (at least): enough work per task to hide the thread start
 
 
@@ -247,7 +239,7 @@ def run_rule(problem, D: np.ndarray, code: int, a: np.ndarray, b: np.ndarray, wa
     (two per thread) run in parallel. Replications are independent, so the totals do not depend on the split.
     """
     D = np.ascontiguousarray(D)
-    a, b = _params(a), _params(b)
+    a, b = kernel_params(a), kernel_params(b)
     if a.dtype != b.dtype:
         a, b = a.astype(np.float64), b.astype(np.float64)
     T, R = D.shape

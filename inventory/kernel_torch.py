@@ -75,10 +75,7 @@ def default_device() -> torch.device:
 
 def _param(x: np.ndarray, device) -> torch.Tensor:
     """(P, 1) parameter column: int64 when whole numbers (the loop stays in integers), else float64."""
-    x = np.array(x, dtype=np.float64).reshape(-1, 1)
-    if np.all(np.isfinite(x)) and np.all(x == np.rint(x)) and np.all(np.abs(x) < 2.0**62):
-        return torch.as_tensor(x.astype(np.int64), device=device)
-    return torch.as_tensor(x, device=device)
+    return torch.tensor(policies.kernel_params(x).reshape(-1, 1), device=device)  # a copy, as before
 
 
 def simulate_torch(problem: Problem, policy: Policy, D: np.ndarray, warmup: int = 0, device=None):

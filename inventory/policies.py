@@ -75,6 +75,14 @@ def _col(x) -> np.ndarray:
     return a.reshape(-1, 1)
 
 
+def kernel_params(x) -> np.ndarray:
+    """A rule's parameters for the compiled kernels: int64 when whole numbers (the loop then stays in integers),
+    else float64 (so are levels beyond int64: float64 orders exactly what any level above the capacity orders)."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    whole = np.all(np.isfinite(x)) and np.all(x == np.rint(x)) and np.all(np.abs(x) < 2.0**62)
+    return x.astype(np.int64) if whole else x
+
+
 @dataclass(frozen=True)
 class Policy:
     name: ClassVar[str] = "policy"
