@@ -93,7 +93,7 @@ class SimResult:
     orders: np.ndarray
     sold: np.ndarray | None
     stockout_periods: np.ndarray | None
-    demand: np.ndarray  # (R,) total demand per replication over counted periods
+    demand: np.ndarray | None  # (R,) total demand per replication over counted periods, when detailed
     periods: int
 
 
@@ -130,7 +130,8 @@ def simulate(
     warmup : int
         Leading periods simulated but not counted (long-run averages start from a warmed-up state).
     detailed : bool
-        Also return units sold and stock-out periods.
+        Also return units sold, stock-out periods and demand per path (the fill rate needs them). Without
+        them the kernel keeps three totals fewer and runs about a quarter faster.
     backend : {"numba", "numpy", "torch"}, optional
         The compiled kernel, the readable reference, or torch tensors (see the module docstring); None lets
         `choose_backend` pick (numba unless a GPU is present and the run is very large). Totals are identical.
@@ -140,8 +141,8 @@ def simulate(
     Returns
     -------
     SimResult
-        `cost`, `held`, `short`, `orders` (P, R) totals over the `periods` counted periods, `sold` and
-        `stockout_periods` when `detailed`, and `demand` (R,) the demand per path. Averages per period are
+        `cost`, `held`, `short`, `orders` (P, R) totals over the `periods` counted periods, `sold`,
+        `stockout_periods` and `demand` (R,) the demand per path when `detailed`. Averages per period are
         `cost / periods`.
 
     Raises
@@ -190,17 +191,17 @@ def simulate(
         from inventory.kernel_torch import simulate_torch
 
         return _result(problem, demands, warmup, detailed, *simulate_torch(problem, policy, D, warmup))
-    tot = _simulate_numba(problem, policy, D, warmup, threads)
+    tot = _simulate_numba(problem, policy, D, warmup, threads, detailed)
     return _result(problem, demands, warmup, detailed, *tot.sums(), demand=tot.demand)
 
 
-def _simulate_numba(problem: Problem, policy: Policy, D: np.ndarray, warmup: int, threads: int):
+def _simulate_numba(problem: Problem, policy: Policy, D: np.ndarray, warmup: int, threads: int, detailed: bool):
     from inventory import kernel
 
     form = policy.kernel_form()
     if form is not None:
-        return kernel.run_rule(problem, D, *form, warmup=warmup, threads=threads)
-    stepper = kernel.Stepper(problem, D, policy.size, warmup)
+        return kernel.run_rule(problem, D, *form, warmup=warmup, threads=threads, detail=detailed)
+    stepper = kernel.Stepper(problem, D, policy.size, warmup, detail=detailed)
     L = problem.lead_time
     for t in range(D.shape[0]):
         if policy.needs_state:
@@ -251,7 +252,7 @@ def simulate_reference(
 def _result(problem, demands, warmup, detailed, held, short, setups, sold, outs, demand=None) -> SimResult:
     """`demand`: the per-replication demand totals when the caller has them (the kernel totals them while
     each period's demand row is in cache; summing the (R, T) view afterwards costs ~40% of a kernel run)."""
-    if demand is None:
+    if detailed and demand is None:
         demand = np.asarray(demands)[:, warmup:].sum(axis=1)
     return SimResult(
         cost=dynamics.cost_of(setups, held, short, problem),
@@ -260,7 +261,7 @@ def _result(problem, demands, warmup, detailed, held, short, setups, sold, outs,
         orders=setups,
         sold=sold if detailed else None,
         stockout_periods=outs if detailed else None,
-        demand=demand,
+        demand=demand if detailed else None,
         periods=demands.shape[1] - warmup,
     )
 
@@ -301,6 +302,10 @@ class Evaluation:
         return row
 
 
+def _fill_rate(sold: np.ndarray, demand: np.ndarray) -> float:
+    return float(sold.sum() / max(float(demand.sum()), 1e-12))
+
+
 def summarise(problem: Problem, sim: SimResult, per_period: bool = False) -> list[dict]:
     """Statistics per policy row of a simulation (totals, or per period when `per_period`)."""
     scale = 1.0 / sim.periods if per_period else 1.0
@@ -308,7 +313,6 @@ def summarise(problem: Problem, sim: SimResult, per_period: bool = False) -> lis
     R = cost.shape[1]
     mean = cost.mean(axis=1)
     std = cost.std(axis=1, ddof=1) if R > 1 else np.zeros_like(mean)
-    total_demand = max(float(sim.demand.sum()), 1e-12)
     out = []
     for i in range(cost.shape[0]):
         out.append(
@@ -317,7 +321,7 @@ def summarise(problem: Problem, sim: SimResult, per_period: bool = False) -> lis
                 "std_cost": float(std[i]),
                 "stderr": float(std[i] / math.sqrt(R)),
                 "objective": float(composite_objective(mean[i], std[i], problem.risk_tolerance)),
-                "fill_rate": float(sim.sold[i].sum() / total_demand) if sim.sold is not None else float("nan"),
+                "fill_rate": _fill_rate(sim.sold[i], sim.demand) if sim.sold is not None else float("nan"),
                 "stockout_rate": float(sim.stockout_periods[i].mean() / sim.periods)
                 if sim.stockout_periods is not None
                 else float("nan"),
