@@ -33,7 +33,10 @@ gave); "not converged" (RVI stopped at max_iter: `optimal_cost` is the midpoint 
 
 Speed. The minimise-over-orders pass is a compiled kernel (`_fused_min`, numba) that reads the continuation
 W[a, rest, q] in place (no transposed copy) and adds c(A); the numpy `_min_over_orders` stays as the
-reference it is tested against. Average-cost solves after a bound doubling start from the previous relative
+reference it is tested against. When M is a partial convolution (lost sales from stock 0: M[a, j] =
+p(a - j), the rest lumped at 0; detected on the built M), an L >= 2 backup is `kernel_dp.convolved_backup`:
+the states on one diagonal a + x2 share one running sum over demand, ~Q A row operations instead of the
+dense products' Q A^2 (5x faster at Zipkin L = 4), the same values to ~1e-16 and the same orders (tested). Average-cost solves after a bound doubling start from the previous relative
 values embedded in the larger grid (warm start).
 """
 
@@ -174,10 +177,31 @@ class _Model:
     rest_sum: np.ndarray  # (Q^(L-1),): x2+..+xL for each flattened rest index
     K: float
     cap: np.ndarray | None = None  # (A, rest): the order room, -1 where the state is above the position bound
+    # (p, tail) when M[a, j] = p[a - j] for 1 <= j <= a and tail = M[:, 0] (stock only demand depletes): the
+    # backup is then a partial convolution (`kernel_dp.convolved_backup`); None for any other M
+    convolution: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self):
         if self.cap is None:
             self.cap = _order_caps(self.b, self.rest_sum)
+        if self.convolution is None:
+            self.convolution = _convolution_form(self.M)
+
+
+def _convolution_form(M: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(p, tail) if M is lower triangular with M[a, j] = p[a - j] for j >= 1 (exactly), else None.
+
+    True of lost sales without perishing from a lowest stock of 0: the next on-hand is a - D, with every
+    D >= a lumped at 0. Checked on the built matrix rather than assumed from the flags, so the fast backup
+    is taken only when it computes the same sums."""
+    A = M.shape[0]
+    p = M[A - 1, ::-1].copy()  # p[d] = M[A - 1, A - 1 - d]
+    p[A - 1] = 0.0  # the lumped column is not part of the convolution
+    a, j = np.indices(M.shape)
+    expected = np.where((j >= 1) & (j <= a), p[np.clip(a - j, 0, A - 1)], 0.0)
+    if not np.array_equal(np.where(j >= 1, M, 0.0), expected):
+        return None
+    return np.ascontiguousarray(p), np.ascontiguousarray(M[:, 0])
 
 
 def _order_caps(b: Bounds, rest_sum: np.ndarray) -> np.ndarray:
@@ -300,6 +324,11 @@ def _backup(m: _Model, F_next: np.ndarray, policy_q=None):
     if p.lead_time == 0:
         return _backup_l0(m, F_next[:, 0], policy_q)
     if p.lead_time >= 2 and policy_q is None:
+        if m.convolution is not None and compiled_pays(m.cap.size * m.b.Q, "inventory.kernel_dp"):
+            from inventory.kernel_dp import convolved_backup
+
+            Fpad = np.vstack([F_next, np.full((m.b.Q, F_next.shape[1]), BIG)])
+            return convolved_backup(Fpad, *m.convolution, m.cap, m.K, m.c, m.b.Q)
         return _backup_by_shift(m, F_next)
     W = _continuation(m, F_next)
     return _best_order(m, W, policy_q, m.c)

@@ -172,6 +172,38 @@ def test_fused_passes_equal_numpy_reference(kw, mode):
     np.testing.assert_array_equal(q2, ref_q)
 
 
+@pytest.mark.parametrize("kw, convolved", [
+    (dict(lead_time=2), True),
+    (dict(lead_time=3, setup_cost=4, demand=Demand.poisson(3.5)), True),
+    (dict(lead_time=3, demand=Demand.uniform(1, 4)), True),
+    (dict(lead_time=2, perishable=True), True),  # next on-hand always 0: p = 0, only the lumped column
+    (dict(lead_time=2, lost_sales=False, perishable=True), False),
+])
+def test_convolved_backup_equals_the_dense_product(kw, convolved):
+    """The partial-convolution backup (lost sales from stock 0) gives the dense backup's values and orders."""
+    from inventory.compiled import forced
+    from inventory.kernel_dp import convolved_backup
+
+    p = tiny(max_inventory=14, max_order=5, **kw)
+    b = dp._cap_bounds(p, dp.Bounds(0 if p.lost_sales else -4, 12, 5))
+    m = dp._build(p, b)
+    assert (m.convolution is not None) == convolved
+    if not convolved:
+        return
+    pmf, tail = m.convolution
+    A = b.A
+    rebuilt = np.tril(pmf[np.clip(np.subtract.outer(np.arange(A), np.arange(A)), 0, A - 1)])
+    rebuilt[:, 0] = tail
+    np.testing.assert_array_equal(rebuilt, m.M)  # the form it found is M itself
+    F = np.random.default_rng(1).random((b.A, m.rest_sum.size)) * 10
+    with forced("always"):
+        ref_v, ref_q = dp._backup_by_shift(m, F)
+    v, q = convolved_backup(np.vstack([F, np.full((b.Q, F.shape[1]), dp.BIG)]), pmf, tail, m.cap, m.K, m.c, b.Q)
+    assert np.any(m.cap < 0) and np.any(ref_q > 0)  # infeasible states and orders exercised
+    np.testing.assert_allclose(v, ref_v, rtol=1e-13)
+    np.testing.assert_array_equal(q, ref_q)
+
+
 def test_bounded_status_when_explicit_bounds_bind():
     p = Problem(horizon=15, demand=Demand.poisson(6), lost_sales=True, holding_cost=0.2, penalty_cost=20,
                 setup_cost=0, lead_time=1, max_inventory=200, max_order=200, initial_inventory=0)
