@@ -13,6 +13,7 @@ computation (`askopt solve` on a 30-day problem computes for ~0.1 s). The numpy 
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from contextlib import contextmanager
@@ -20,7 +21,17 @@ from contextlib import contextmanager
 COMPILED_MIN_WORK = 20_000_000  # elements (period-replications, DP cells) of one call: ~0.4 s of numpy
 REFERENCE_BUDGET_S = 0.3  # numpy seconds a process spends before it loads the kernels
 MODES = ("auto", "always", "never")
-_state: dict = {"seconds": 0.0, "mode": "auto"}
+ENV = "ASKOPT_COMPILED"  # pins the mode for a process and the Ray workers it starts (they inherit it)
+
+
+def _env_mode() -> str:
+    mode = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if mode not in MODES:
+        raise ValueError(f"{ENV}: {mode!r} is not allowed; allowed: {', '.join(MODES)}")
+    return mode
+
+
+_state: dict = {"seconds": 0.0, "mode": _env_mode()}
 
 
 def compiled_pays(work: int, module: str) -> bool:

@@ -1,5 +1,6 @@
 """Compiled (numba) and torch kernels against the numpy reference: identical totals on every variant."""
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -136,6 +137,22 @@ def test_backend_choice(monkeypatch):
     p = problem()
     with pytest.raises(ValueError, match="backend"):
         simulate(p, SSPolicy(5, 20), demand_matrix(p, 3), backend="gpu")
+
+
+def test_compiled_mode_from_the_environment():
+    """ASKOPT_COMPILED pins the choice for a process (and the Ray workers that inherit it); a bad value names
+    the variable and the allowed values."""
+    import subprocess
+    import sys
+
+    code = ("from inventory.compiled import compiled_pays; from inventory.montecarlo import choose_backend; "
+            "print(compiled_pays(10**12, 'x'), choose_backend(None, work=10**12))")
+    run = lambda mode: subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,  # noqa: E731
+                                      env={**os.environ, "ASKOPT_COMPILED": mode})
+    assert run("never").stdout.split() == ["False", "numpy"]
+    assert run("always").stdout.split() == ["True", "numba"]
+    bad = run("sometimes")
+    assert bad.returncode != 0 and "ASKOPT_COMPILED: 'sometimes' is not allowed; allowed: auto, always, never" in bad.stderr
 
 
 def test_evaluate_records_the_random_stream():
