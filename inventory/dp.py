@@ -323,14 +323,15 @@ def _backup(m: _Model, F_next: np.ndarray, policy_q=None):
     p = m.problem
     if p.lead_time == 0:
         return _backup_l0(m, F_next[:, 0], policy_q)
-    if p.lead_time >= 2 and policy_q is None:
-        if m.convolution is not None and compiled_pays(m.cap.size * m.b.Q, "inventory.kernel_dp"):
-            from inventory.kernel_dp import convolved_backup
+    if p.lead_time >= 2 and m.convolution is not None and compiled_pays(m.cap.size * m.b.Q, "inventory.kernel_dp"):
+        from inventory.kernel_dp import convolved_backup
 
-            Fpad = np.vstack([F_next, np.full((m.b.Q, F_next.shape[1]), BIG)])
-            return convolved_backup(Fpad, *m.convolution, m.cap, m.K, m.c, m.b.Q)
+        Fpad = np.vstack([F_next, np.full((m.b.Q, F_next.shape[1]), BIG)])
+        return convolved_backup(Fpad, *m.convolution, m.cap, m.K, m.c, m.b.Q, policy_q)
+    if p.lead_time >= 2 and policy_q is None:
         return _backup_by_shift(m, F_next)
-    W = _continuation(m, F_next)
+    with reference_timed():  # numpy time counts towards loading the kernels (inventory.compiled)
+        W = _continuation(m, F_next)
     return _best_order(m, W, policy_q, m.c)
 
 

@@ -16,7 +16,8 @@ at j = 0. There the continuation of next-pipeline shift x2 is a partial convolut
 
 and every state on the diagonal n = a + x2 shares the running sum over d: walking d up once per diagonal
 gives all of them. That is ~(A + Q) A row operations a backup instead of the dense product's Q A^2
-multiply-adds (23x fewer at Zipkin L = 4), and W is consumed row by row, never stored.
+multiply-adds (23x fewer at Zipkin L = 4), and W is consumed row by row, never stored. Given a policy's
+orders it evaluates them instead (exact policy evaluation, `dp.evaluate_policy`).
 
 Small DPs skip this module (and numba's start-up) until the work pays for it: `inventory.compiled`.
 """
@@ -62,7 +63,7 @@ def _fused(W, cap, K, c, val, q):
 
 
 @numba.njit(cache=True, nogil=True)
-def _convolved(Fpad, p, tail, cap, K, c, Q, val, q):
+def _convolved(Fpad, p, tail, cap, K, c, Q, policy, val, q):
     A = tail.size
     cols = Fpad.shape[1]
     inner = cols // Q
@@ -92,19 +93,26 @@ def _convolved(Fpad, p, tail, cap, K, c, Q, val, q):
                     val[a, j] = c[a] + BIG
                     q[a, j] = 0
                     continue
-                best, arg = _row_min(w[i * Q:(i + 1) * Q], k_max, K)
+                if policy is None:  # pruned at compile time: optimise, or evaluate the given orders
+                    best, arg = _row_min(w[i * Q:(i + 1) * Q], k_max, K)
+                else:
+                    arg = min(max(policy[a, j], 0), k_max)
+                    best = w[i * Q + arg] + (K if arg > 0 else 0.0)
                 val[a, j] = c[a] + best
                 q[a, j] = arg
 
 
 def convolved_backup(Fpad: np.ndarray, p: np.ndarray, tail: np.ndarray, cap: np.ndarray, K: float, c: np.ndarray,
-                     Q: int) -> tuple[np.ndarray, np.ndarray]:
+                     Q: int, policy: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(U, q) of shape (A, cols) for the padded relative values Fpad (A + Q, cols), demand pmf p (A,), lumped
-    column tail (A,), order room cap (A, cols); orders are the last axis of cols (cols = inner * Q)."""
+    column tail (A,), order room cap (A, cols); orders are the last axis of cols (cols = inner * Q). With
+    `policy` (A, cols) the given orders (clamped to the room) are evaluated instead of optimised."""
     A = tail.size
     val = np.empty((A, Fpad.shape[1]))
     q = np.empty((A, Fpad.shape[1]), dtype=np.int64)
-    _convolved(np.ascontiguousarray(Fpad), p, tail, cap, float(K), c, Q, val, q)
+    if policy is not None:
+        policy = np.ascontiguousarray(policy, dtype=np.int64)
+    _convolved(np.ascontiguousarray(Fpad), p, tail, cap, float(K), c, Q, policy, val, q)
     return val, q
 
 

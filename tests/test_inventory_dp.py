@@ -202,6 +202,14 @@ def test_convolved_backup_equals_the_dense_product(kw, convolved):
     assert np.any(m.cap < 0) and np.any(ref_q > 0)  # infeasible states and orders exercised
     np.testing.assert_allclose(v, ref_v, rtol=1e-13)
     np.testing.assert_array_equal(q, ref_q)
+    # a fixed policy (orders beyond the room and negative ones included) is evaluated the same way
+    policy_q = np.random.default_rng(2).integers(-2, b.Q + 3, size=m.cap.shape)
+    with forced("never"):
+        ref_v, ref_q = dp._backup(m, F, policy_q)
+    with forced("always"):
+        v, q = dp._backup(m, F, policy_q)
+    np.testing.assert_allclose(v, ref_v, rtol=1e-13)
+    np.testing.assert_array_equal(q, ref_q)
 
 
 def test_bounded_status_when_explicit_bounds_bind():
