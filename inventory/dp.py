@@ -177,15 +177,13 @@ class _Model:
     rest_sum: np.ndarray  # (Q^(L-1),): x2+..+xL for each flattened rest index
     K: float
     cap: np.ndarray | None = None  # (A, rest): the order room, -1 where the state is above the position bound
-    # (p, tail) when M[a, j] = p[a - j] for 1 <= j <= a and tail = M[:, 0] (stock only demand depletes): the
-    # backup is then a partial convolution (`kernel_dp.convolved_backup`); None for any other M
+    # (p, tail) when M[a, j] = p[a - j] for 1 <= j <= a and tail = M[:, 0] (stock only demand depletes) and
+    # L >= 2: the backup is then a partial convolution (`kernel_dp.convolved_backup`); else None
     convolution: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self):
         if self.cap is None:
             self.cap = _order_caps(self.b, self.rest_sum)
-        if self.convolution is None:
-            self.convolution = _convolution_form(self.M)
 
 
 def _convolution_form(M: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -228,7 +226,8 @@ def _build(problem: Problem, b: Bounds) -> _Model:
         rest_sum = grids.sum(axis=0)
     else:
         rest_sum = np.zeros(1, dtype=np.int64)
-    return _Model(problem, b, M, c, rest_sum, problem.setup_cost)
+    return _Model(problem, b, M, c, rest_sum, problem.setup_cost,
+                  convolution=_convolution_form(M) if L >= 2 else None)
 
 
 def state_count(problem: Problem, b: Bounds | None = None) -> tuple[int, int, int]:
