@@ -53,7 +53,7 @@ def _place(raw, allowed):
     return int(dynamics.capped(raw, allowed))
 
 
-@overload(_place)
+@overload(_place)  # not inlined either: inlined, numba 0.68 gave wrong totals
 def _place_compiled(raw, allowed):
     if isinstance(raw, (types.Integer, types.Boolean)):
         return lambda raw, allowed: np.int64(_clamp(raw, allowed))
@@ -89,7 +89,7 @@ def _rows_compiled(total, p, r0, r1):
     return _rows
 
 
-@overload(_zero)  # not inlined: numba 0.6x miscompiles this slice assignment when inlined (wrong totals)
+@overload(_zero)  # not inlined: inlined, numba 0.68 gave wrong totals (tests/test_inventory_kernel.py caught it)
 def _zero_compiled(total, r0, r1):
     if isinstance(total, types.NoneType):
         return lambda total, r0, r1: None
