@@ -10,7 +10,8 @@ dialogues -> checkpoint by the selection rule -> merge_and_unload. Targets, prin
 
 Exit 1 on a miss unless --no-check. The CPU run uses a tiny-model override of the paper's recipe (batch 16 x
 accum 1 instead of 1 x 16 - the same effective batch, far fewer Python steps - and a higher learning rate for a
-random base); the paper's recipe itself is agents/imitator/sft_default.yaml.
+random base, whose untied embeddings and output head are trained in full beside the adapters: frozen random,
+they cap what LoRA can say); the paper's recipe itself is agents/imitator/sft_default.yaml.
 
     .venv/bin/python benchmarks/bench_imitator.py [--turns 5000] [--epochs 2] [--no-check]
 """
@@ -27,7 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 CPU_OVERRIDES = dict(per_device_batch=16, grad_accum=1, learning_rate=3e-3, max_length=192, tiny_vocab=400,
-                     tiny_hidden=32, tiny_layers=2, tiny_heads=2, threads=2)
+                     tiny_hidden=32, tiny_layers=2, tiny_heads=2, threads=2, tiny_tie_embeddings=False,
+                     modules_to_save=["embed_tokens", "lm_head"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -65,6 +65,11 @@ class TrainConfig:
     tiny_layers: int = 2
     tiny_heads: int = 4
     tiny_init_range: float = 0.2
+    tiny_tie_embeddings: bool = True
+    # trained in full next to the LoRA adapters (PEFT modules_to_save). Empty for a pretrained base (the paper);
+    # a random tiny base needs its embeddings and output head trained, or its frozen random vocabulary caps
+    # what the adapters can say (benchmarks/bench_imitator.py's CPU override)
+    modules_to_save: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         checks = {"lora_r": self.lora_r >= 1, "lora_alpha": self.lora_alpha > 0,
@@ -119,7 +124,7 @@ def build_tiny_base(out: Path, texts: list[str], config: TrainConfig):
     cfg = Qwen2Config(vocab_size=len(tok), hidden_size=config.tiny_hidden, intermediate_size=config.tiny_hidden * 2,
                       num_hidden_layers=config.tiny_layers, num_attention_heads=config.tiny_heads,
                       num_key_value_heads=max(1, config.tiny_heads // 2), max_position_embeddings=config.max_length,
-                      initializer_range=config.tiny_init_range, tie_word_embeddings=True,
+                      initializer_range=config.tiny_init_range, tie_word_embeddings=config.tiny_tie_embeddings,
                       pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, bos_token_id=tok.eos_token_id)
     model = Qwen2ForCausalLM(cfg)
     out.mkdir(parents=True, exist_ok=True)
@@ -200,8 +205,13 @@ def _lora(model, config: TrainConfig):
     targets = [t for t in config.target_modules if t in present]
     if not targets:
         raise ValueError(f"train config target_modules: none of {config.target_modules} is in the model")
+    missing = [m for m in config.modules_to_save if m not in present]
+    if missing:
+        raise ValueError(f"train config modules_to_save: {missing[0]!r} is not in the model; "
+                         f"allowed: module names of the base, e.g. embed_tokens, lm_head")
     lcfg = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
-                      target_modules=targets, bias="none", task_type="CAUSAL_LM")
+                      target_modules=targets, bias="none", task_type="CAUSAL_LM",
+                      modules_to_save=list(config.modules_to_save) or None)
     return get_peft_model(model, lcfg)
 
 
