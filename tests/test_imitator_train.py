@@ -156,3 +156,28 @@ def test_served_model_answers_the_scenario_protocol_over_http(run, tmp_path):
 
 def test_example_roundtrip_type():
     assert isinstance(_examples(1)[0], SFTExample)
+
+
+def test_trained_embeddings_and_head_survive_the_merge(tmp_path):
+    """modules_to_save (the CPU benchmark's random tiny base): the untied embeddings and output head are trained
+    beside the adapters, and the merged plain checkpoint carries them (same logits as the adapter model)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from agents.imitator.sft import base_folder, load_adapter
+
+    out = tmp_path / "run"
+    cfg = load_config(None, epochs=1, tiny_tie_embeddings=False, modules_to_save=["embed_tokens", "lm_head"], **TINY)
+    train(_examples(), out, cfg, progress=False)
+    base = AutoModelForCausalLM.from_pretrained(base_folder(out), dtype=torch.float32)
+    peft_model, tok = load_adapter(out, out / "checkpoint-epoch-1")
+    plain = AutoModelForCausalLM.from_pretrained(merge(out, out / "checkpoint-epoch-1", tmp_path / "merged"),
+                                                 dtype=torch.float32).eval()
+    for name in ("model.embed_tokens.weight", "lm_head.weight"):
+        assert not torch.equal(plain.state_dict()[name], base.state_dict()[name])  # trained, and kept
+    x = torch.tensor([tok(_examples(1)[1].prompt, add_special_tokens=False)["input_ids"]])
+    with torch.no_grad():
+        assert torch.allclose(peft_model(input_ids=x).logits, plain(input_ids=x).logits, atol=1e-4)
+    with pytest.raises(ValueError, match="modules_to_save: 'wte' is not in the model"):
+        train(_examples(), tmp_path / "bad", load_config(None, epochs=1, modules_to_save=["wte"], **TINY),
+              progress=False)
