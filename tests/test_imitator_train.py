@@ -181,3 +181,19 @@ def test_trained_embeddings_and_head_survive_the_merge(tmp_path):
     with pytest.raises(ValueError, match="modules_to_save: 'wte' is not in the model"):
         train(_examples(), tmp_path / "bad", load_config(None, epochs=1, modules_to_save=["wte"], **TINY),
               progress=False)
+
+
+def test_tune_sweep_picks_the_best_trial_by_the_fidelity_rule(tmp_path):
+    """The Ray Tune grid trains one folder per trial, measures each on held-out turns, and ranks the trials by the
+    selection rule (highest BERTScore, then lower perplexity); the table is written as sweep.parquet."""
+    import pandas as pd
+
+    from agents.imitator.tune import sweep
+
+    ex = _examples()
+    base = {k: v for k, v in TINY.items() if k not in ("lora_r", "lora_alpha", "learning_rate")}
+    df = sweep(ex[:40], ex[40:44], tmp_path, ranks=(2, 4), lrs=(5e-3,), epochs=(1,), base_cfg=base)
+    assert sorted(df["trial"]) == ["r2-lr0.005-e1", "r4-lr0.005-e1"]
+    assert df["bertscore"].is_monotonic_decreasing and df["perplexity"].gt(0).all()
+    assert all((tmp_path / t / "checkpoint-epoch-1").is_dir() for t in df["trial"])
+    assert pd.read_parquet(tmp_path / "sweep.parquet")["trial"].tolist() == df["trial"].tolist()
