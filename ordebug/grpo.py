@@ -286,18 +286,13 @@ def tiny_model_and_tokenizer(hidden: int = 64, layers: int = 2, heads: int = 4, 
     ``tokenizer.parse_response`` turns ``<tool_call>{...}</tool_call>`` text into tool calls exactly as it
     does for a real Qwen2.5."""
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+    from transformers import Qwen2Config, Qwen2ForCausalLM
     from trl.chat_template_utils import add_response_schema, qwen2_5_chat_template
 
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=SPECIAL_TOKENS,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator(_tokenizer_corpus(seed) + [qwen2_5_chat_template], trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<|pad|>", eos_token="<|im_end|>",
-                                        bos_token=None, unk_token=None)
+    from llm.tokenizer import train_bpe
+
+    tokenizer = train_bpe(_tokenizer_corpus(seed) + [qwen2_5_chat_template], vocab, SPECIAL_TOKENS,
+                          pad_token="<|pad|>", eos_token="<|im_end|>", bos_token=None, unk_token=None)
     tokenizer.add_tokens(TOOL_TOKENS)  # not special: Qwen2.5 keeps them in decoded text as well
     tokenizer.chat_template = qwen2_5_chat_template
     add_response_schema(tokenizer)

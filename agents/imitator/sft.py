@@ -102,16 +102,9 @@ def load_config(path: str | Path | None = None, **overrides) -> TrainConfig:
 # ---- base model and tokenizer -------------------------------------------------------------------------------
 def train_tokenizer(texts: list[str], vocab_size: int):
     """A byte-level BPE tokenizer trained on the corpus, as a transformers fast tokenizer with pad/eos."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
+    from llm.tokenizer import train_bpe
 
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<|pad|>", "<|endoftext|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator(texts, trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<|pad|>", eos_token="<|endoftext|>")
+    return train_bpe(texts, vocab_size, ["<|pad|>", "<|endoftext|>"], pad_token="<|pad|>", eos_token="<|endoftext|>")
 
 
 def build_tiny_base(out: Path, texts: list[str], config: TrainConfig):
