@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("experiments.cli_study", "the main job: paper examples + a small offline study + its report"),
     "bench": ("experiments.cli_ordebug", "run benchmarks"),
     "iis": ("experiments.cli_ordebug", "irreducible infeasible subsystem of a model"),
+    "repair": ("experiments.cli_ordebug",
+               "diagnose an infeasible LP/MIP and write the least-damaging repair and a short report"),
     "imitator": ("experiments.cli_imitator",
                  "the fine-tuned Human Imitator: corpus -> LoRA SFT -> fidelity metrics -> merged model -> serve"),
     "serve": ("experiments.cli_serve",

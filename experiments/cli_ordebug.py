@@ -1,4 +1,4 @@
-"""`askopt bench ordebug` (OR-Debug-Bench leaderboard) and `askopt iis MODEL.mps`."""
+"""`askopt bench ordebug` (OR-Debug-Bench leaderboard), `askopt iis MODEL.mps` and `askopt repair MODEL.mps`."""
 
 from __future__ import annotations
 
@@ -66,6 +66,29 @@ def register(subparsers) -> None:
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(handler=cmd_iis)
 
+    r = subparsers.add_parser(
+        "repair", help="diagnose an infeasible LP/MIP and write the least-damaging repair and a short report",
+        description="Diagnose an infeasible MPS/LP model (IIS, suspects ranked by the Farkas certificate and "
+                    "by how unlike their siblings they are, the contradiction in words), try repairs best-first "
+                    "and propose the least damaging one that makes the model solve: restoring an element to "
+                    "its siblings' pattern, then the smallest relaxation of a right-hand side or bound, a sense "
+                    "or integrality change, and dropping a row last; ties go to the repair keeping more "
+                    "constraints (FP) and, with --reference-objective, the objective (OP). A model with several "
+                    "conflicts is repaired one conflict at a time. Exit codes: 0 repaired (or already "
+                    "feasible); 1 no repair found within the budget; 2 bad input; 4 the model is not infeasible "
+                    "(unbounded, time limit).")
+    r.add_argument("model", help="MPS or LP file")
+    r.add_argument("--out", default=None, help="write the repaired model here (.mps or .lp, by extension)")
+    r.add_argument("--report", default=None,
+                   help="write the markdown report here (default with --out: <out>.report.md)")
+    r.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+    r.add_argument("--budget", type=int, default=20, help="solver calls for the search (default 20)")
+    r.add_argument("--options", type=int, default=3, help="working repairs to compare (default 3)")
+    r.add_argument("--time-limit", type=float, default=60.0, help="seconds per solve (default 60)")
+    r.add_argument("--reference-objective", type=float, default=None,
+                   help="the objective the model should have (e.g. its last optimum): ranks repairs by OP")
+    r.set_defaults(handler=cmd_repair)
+
 
 IIS_EXIT = {"feasible": 0, "infeasible": 0, "time_limit": 3, "unknown": 4}
 IIS_LISTED = 60  # text output lists at most this many members (--json has them all)
@@ -122,6 +145,45 @@ def cmd_iis(args: argparse.Namespace) -> int:
             print(f"  {kind:<6} {name:<24} {side}")
             listed += 1
     return rc
+
+
+REPAIR_EXIT = {"repaired": 0, "feasible": 0, "not_repaired": 1, "not_infeasible": 4}
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    from ordebug.model import LinearModel
+    from ordebug.repair import repair_model
+
+    if not args.time_limit > 0 or math.isinf(args.time_limit):
+        raise _user_error(f"--time-limit must be a finite number of seconds > 0, got {args.time_limit}")
+    if args.budget < 2:
+        raise _user_error(f"--budget must be >= 2 solver calls, got {args.budget}")
+    if args.options < 1:
+        raise _user_error(f"--options must be >= 1, got {args.options}")
+    if args.out and os.path.splitext(args.out)[1].lower() not in (".mps", ".lp"):
+        raise _user_error(f"--out must end in .mps or .lp, got {args.out!r}")
+    if not os.path.isfile(args.model):
+        raise _user_error(f"model file not found: {args.model}")
+    try:
+        model = LinearModel.from_mps(args.model)
+    except Exception as exc:  # noqa: BLE001 - any parse failure is one line, exit 2
+        raise _user_error(f"cannot read model {args.model!r}: {exc}") from None
+    report, fixed = repair_model(model, budget=args.budget, options=args.options, time_limit=args.time_limit,
+                                 reference_objective=args.reference_objective)
+    text = report.to_markdown()
+    if fixed is not None and args.out:
+        fixed.to_mps(args.out)
+        text += f"\nRepaired model written to `{args.out}`.\n"
+    report_path = args.report or (f"{args.out}.report.md" if args.out else None)
+    if report_path:
+        with open(report_path, "w") as fh:
+            fh.write(text)
+    if args.json:
+        print(json.dumps({**report.to_json(), "out": args.out if fixed is not None else None,
+                          "report_file": report_path}, default=float))
+    else:
+        print(text)
+    return REPAIR_EXIT[report.status]
 
 
 def _llm_config(agent: str):

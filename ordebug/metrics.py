@@ -79,6 +79,11 @@ def fidelity(instance: Instance, log: EpisodeLog) -> tuple[float, int, int]:
     return kept / len(ref), kept, len(ref)
 
 
+def objective_preservation(z: float, z0: float) -> float:
+    """OP of a recovered model's objective `z` against the intended objective `z0` (module docstring)."""
+    return max(0.0, 1.0 - abs(z - z0) / max(abs(z0), 1.0))
+
+
 def root_rank(truth: set[str], ranking: list[str]) -> tuple[float, float]:
     """(1-based rank of the first true root element in the agent's suspect ranking, its reciprocal).
 
@@ -121,7 +126,7 @@ def episode_metrics(instance: Instance, log: EpisodeLog, check_conflict: bool = 
     if z0 is None:
         row["OP"] = math.nan
     elif recovered and log.final_objective is not None:
-        row["OP"] = max(0.0, 1.0 - abs(log.final_objective - z0) / max(abs(z0), 1.0))
+        row["OP"] = objective_preservation(log.final_objective, z0)
     else:
         row["OP"] = 0.0
     row["TE"] = 1.0 / calls if recovered and calls else 0.0

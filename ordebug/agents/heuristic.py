@@ -33,6 +33,16 @@ class Candidate:
     label: str = field(compare=False, default="")
 
 
+@dataclass
+class Plan:
+    """What the agent concluded before repairing: the conflict it reports, the repairs to try best-first,
+    the suspects' ranking, and the raw get_iis answer (with the certificate shares)."""
+    conflict: list[str]
+    candidates: list[Candidate]
+    ranking: list[str]
+    iis: dict
+
+
 class HeuristicAgent:
     name = "heuristic"
 
@@ -236,11 +246,9 @@ class HeuristicAgent:
         return list(dict.fromkeys(c.element for c in sorted(cands, reverse=True)))
 
     # ------------------------------------------------------------------ episode
-    def run(self, env: DebugEnv) -> None:
-        if env.instance.meta.get("track") == "resilience":
-            from ordebug.resilience import ResilienceHeuristic
-
-            return ResilienceHeuristic().run(env)
+    def plan(self, env: DebugEnv) -> Plan:
+        """Diagnose without repairing: the IIS (one solver call), every candidate repair scored by the
+        structural and certificate evidence, best-first and without repeats."""
         conflict: list[str] = []
         iis: dict = {}
         if self.use_iis and env.allow_iis:
@@ -267,27 +275,35 @@ class HeuristicAgent:
             cands = [c for c in cands if c.score >= 1.0] + sorted([c for c in cands if c.score < 1.0],
                                                                  reverse=True)[:10]
         cands = self._with_certificate(cands, iis.get("certificate") or {})
-        ranking = self._ranking(cands)
-        seen: set[str] = set()
+        unique: dict[str, Candidate] = {}
         for cand in sorted(cands, reverse=True):
-            key = repr(cand.actions)
-            if key in seen:
-                continue
-            seen.add(key)
+            unique.setdefault(repr(cand.actions), cand)
+        return Plan(conflict, list(unique.values()), self._ranking(cands), iis)
+
+    @staticmethod
+    def attempt(env: DebugEnv, cand: Candidate) -> tuple[dict, int]:
+        """Apply a candidate's edits and solve once: (the solve's answer, how many edits took effect).
+        The edits stay in force; the caller undoes them when the solve was not optimal."""
+        applied = sum("error" not in env.step(action) for action in cand.actions)
+        return env.step({"op": "solve"}), applied
+
+    def run(self, env: DebugEnv) -> None:
+        if env.instance.meta.get("track") == "resilience":
+            from ordebug.resilience import ResilienceHeuristic
+
+            return ResilienceHeuristic().run(env)
+        plan = self.plan(env)
+        for cand in plan.candidates:
             if env.calls_left < 1:
                 break
-            applied = 0
-            for action in cand.actions:
-                if "error" not in env.step(action):
-                    applied += 1
-            res = env.step({"op": "solve"})
+            res, applied = self.attempt(env, cand)
             if res.get("status") == "optimal":
-                env.step({"op": "diagnose", "root_cause": [cand.element], "conflict": conflict,
-                          "ranking": [cand.element] + [e for e in ranking if e != cand.element]})
+                env.step({"op": "diagnose", "root_cause": [cand.element], "conflict": plan.conflict,
+                          "ranking": [cand.element] + [e for e in plan.ranking if e != cand.element]})
                 env.step({"op": "submit"})
                 return
             for _ in range(applied):
                 env.step({"op": "undo"})
-        env.step({"op": "diagnose", "root_cause": [cands[0].element] if cands else [], "conflict": conflict,
-                  "ranking": ranking})
+        env.step({"op": "diagnose", "root_cause": [plan.candidates[0].element] if plan.candidates else [],
+                  "conflict": plan.conflict, "ranking": plan.ranking})
         env.step({"op": "submit"})
