@@ -23,6 +23,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from ordebug.agents.heuristic import Candidate, HeuristicAgent
 from ordebug.env import DebugEnv
@@ -189,10 +190,45 @@ def repair_model(model: LinearModel, budget: int = 20, options: int = 3, time_li
         if breaker is None:
             break
     report.earlier = committed
+    fallback = _elastic_fallback(env, instance, committed, time_limit, reference_objective)
+    extra_solves += fallback[2]
+    if fallback[0] is not None:  # the last resort: the smallest total shift of right-hand sides that solves
+        report.status = "repaired"
+        report.chosen, repaired, report.earlier = fallback[0], fallback[1], fallback[3]
+        return _done(report, t0, env.log.solver_calls + 1 + extra_solves), repaired
     report.note = (f"No combination of the candidate repairs restored feasibility within {budget} solver calls"
                    f"{f' (after {len(committed)} conflict(s) were broken)' if committed else ''}; the diagnosis "
                    "above still names the first conflict.")
     return _done(report, t0, env.log.solver_calls + 1 + extra_solves), None
+
+
+def _elastic_fallback(env: DebugEnv, instance: Instance, committed: list[dict], time_limit: float,
+                      reference: float | None) -> tuple[RepairOption | None, LinearModel | None, int, list[dict]]:
+    """The elastic relaxation on top of the conflicts already broken, and (when some were) on the model as
+    given; the one with fewer edits in all wins, since every edit is one more thing the modeller must check.
+    Returns (option, repaired model, solves used, the earlier edits it keeps)."""
+    tries: list[tuple[DebugEnv, list[dict]]] = [(env, committed)]
+    if committed:
+        tries.append((DebugEnv(instance, budget=2, iis_time_limit=env.iis_time_limit,
+                               solve_time_limit=time_limit), []))
+    best: tuple | None = None
+    solves = 0
+    for trial, earlier in tries:
+        cand, n = elastic_relaxation_candidate(trial.model, time_limit)
+        solves += n if trial is env else n + 1
+        if cand is None:
+            continue
+        before = trial.model.copy()
+        trial.budget = max(trial.budget, trial.log.solver_calls + 1)  # its check solve may go past the budget
+        res, _ = HeuristicAgent.attempt(trial, cand)
+        if res.get("status") != "optimal":
+            continue
+        edits = len(cand.actions) + sum(len(e["actions"]) for e in earlier)
+        if best is None or edits < best[0]:
+            best = (edits, _option(before, cand, trial, instance, reference), trial.model.copy(), earlier)
+    if best is None:
+        return None, None, solves, committed
+    return best[1], best[2], solves, best[3]
 
 
 def _describe_diagnosis(report: RepairReport, model: LinearModel, plan) -> None:
@@ -235,6 +271,44 @@ def minimal_shift_candidates(model: LinearModel, plan, time_limit: float,
                   else {"op": "set_bound", "col": name, "side": side, "value": value})
         out.append(Candidate(0.9 + 0.09 * share, el, [action], "min-shift"))
     return out, solves
+
+
+def elastic_relaxation_candidate(model: LinearModel, time_limit: float) -> tuple[Candidate | None, int]:
+    """Every row side moved by the least total amount that makes the model feasible (one elastic solve).
+
+    ``min sum(p + n)  s.t.  L <= Ax + p - n <= U``, column bounds and integrality kept: the rows with a
+    non-zero violation get that side moved to the activity found (rounded outward). This is a
+    feasibility relaxation with unit penalties (what solvers call feasRelax), so it repairs models whose
+    conflicts are too many for one-edit-per-solve rounds; it is the last resort because it edits
+    numbers without structural evidence. Returns the candidate (None when even this is infeasible, e.g.
+    a column with lower > upper) and the solves used."""
+    m, n = model.num_rows, model.num_cols
+    eye = sp.identity(m, format="csr")
+    elastic = LinearModel(
+        name=f"{model.name}-elastic", row_names=list(model.row_names),
+        col_names=list(model.col_names) + [f"_p{i}" for i in range(m)] + [f"_n{i}" for i in range(m)],
+        A=sp.hstack([model.A, eye, -eye], format="csr"), row_lower=model.row_lower.copy(),
+        row_upper=model.row_upper.copy(),
+        col_lower=np.concatenate([model.col_lower, np.zeros(2 * m)]),
+        col_upper=np.concatenate([model.col_upper, np.full(2 * m, INF)]),
+        cost=np.concatenate([np.zeros(n), np.ones(2 * m)]),
+        integer=np.concatenate([model.integer, np.zeros(2 * m, dtype=bool)]))
+    res = solve(elastic, time_limit=time_limit)
+    if not res.optimal or res.x is None:
+        return None, 1
+    activity = model.A @ res.x[:n]
+    actions = []
+    for i in np.nonzero(res.x[n:n + m] > 1e-7)[0]:  # p > 0: the activity sits below the lower side
+        actions.append({"op": "set_rhs", "row": model.row_names[i], "side": "lower",
+                        "value": _round_outward(float(activity[i]), "lower")})
+    for i in np.nonzero(res.x[n + m:] > 1e-7)[0]:  # n > 0: above the upper side
+        actions.append({"op": "set_rhs", "row": model.row_names[i], "side": "upper",
+                        "value": _round_outward(float(activity[i]), "upper")})
+    if not actions:
+        return None, 1
+    sides = {"lower": model.row_lower, "upper": model.row_upper}
+    worst = max(actions, key=lambda a: abs(a["value"] - sides[a["side"]][model.row(a["row"])]))
+    return Candidate(0.05, f"row:{worst['row']}", actions, "elastic"), 1
 
 
 def _activity_probe(model: LinearModel, kind: str, name: str, side: str) -> LinearModel:

@@ -125,8 +125,11 @@ def test_cli_exit_codes_and_bad_input(tmp_path, capsys):
     _model([("r", {"x": 1}, 1, INF)], {"x": (0, INF)}, cost={"x": -1.0}).to_mps(unb)
     assert main(["repair", str(unb)]) == 4
     assert "unbounded" in capsys.readouterr().out
-    # A budget too small for any repair: exit 1, the diagnosis still printed.
-    assert main(["repair", str(data_file("itest2")), "--budget", "2"]) == 1
+    # Two columns whose bounds cross and a budget for one attempt: nothing repairs it (the elastic
+    # relaxation moves rows only): exit 1, the diagnosis still printed.
+    crossed = tmp_path / "crossed.mps"
+    _crossed_bounds().to_mps(crossed)
+    assert main(["repair", str(crossed), "--budget", "2"]) == 1
     assert "## Diagnosis" in capsys.readouterr().out
 
 
@@ -136,3 +139,32 @@ def test_infinite_bounds_in_actions_are_put_in_words():
     m = _model([("r", {"x": 1}, 1, INF)], {"x": (0, 5)})
     assert action_words(m, {"op": "set_bound", "col": "x", "side": "upper", "value": "inf"}) == \
         "set the upper bound of column x from 5 to inf"
+
+
+def test_more_conflicts_than_the_budget_get_the_elastic_relaxation():
+    # Eight independent conflicts (demand_k: x_k >= 10 + k against x_k <= 8), budget for only a few rounds:
+    # the one-edit rounds run out, the elastic relaxation moves each demand side to 8 in one solve.
+    k = 8
+    rows = [(f"demand_{i}", {f"x{i}": 1.0}, 10.0 + i, INF) for i in range(k)]
+    rows.append(("total", {f"x{i}": 1.0 for i in range(k)}, -INF, 1000.0))
+    m = _model(rows, {f"x{i}": (0.0, 8.0) for i in range(k)})
+    report, fixed = repair_model(m, budget=4)
+    assert report.status == "repaired" and fixed is not None
+    assert report.chosen.label == "elastic" and report.chosen.kind == "relax"
+    moved = {a["row"]: a["value"] for e in report.earlier for a in e["actions"]}
+    moved |= {a["row"]: a["value"] for a in report.chosen.actions}
+    assert set(moved) == {f"demand_{i}" for i in range(k)}
+    assert all(v == 8.0 for v in moved.values())
+    assert "total" not in moved and solve(fixed).optimal and math.isclose(solve(fixed).objective, 8.0 * k)
+
+
+def _crossed_bounds() -> LinearModel:
+    return _model([("r", {"x": 1.0, "y": 1.0}, 4.0, 5.0)], {"x": (3.0, 1.0), "y": (2.0, 1.0)})
+
+
+def test_columns_whose_bounds_cross_are_beyond_the_elastic_relaxation():
+    # lower > upper on two columns: one bound edit per attempt cannot fix both within 3 solver calls, and
+    # moving row sides cannot fix a column: reported as not repaired with the diagnosis, not a crash.
+    report, fixed = repair_model(_crossed_bounds(), budget=3)
+    assert report.status == "not_repaired" and fixed is None and report.chosen is None
+    assert "No combination" in report.note and report.iis.get("col_bounds")

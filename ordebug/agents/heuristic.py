@@ -48,25 +48,46 @@ class HeuristicAgent:
 
     def __init__(self, use_iis: bool = True):
         self.use_iis = use_iis
+        self._seen: dict[tuple, dict] = {}
 
     # ------------------------------------------------------------------ helpers over the env
+    def _look(self, env: DebugEnv, action: dict) -> dict:
+        """A read-only env step (inspect/list), asked once per plan: the model does not change while
+        planning, and re-reading the same siblings for every IIS member made large MIPs take 160,000
+        steps (a minute) per episode."""
+        key = tuple(sorted(action.items()))
+        if key not in self._seen:
+            self._seen[key] = env.step(action)
+        return self._seen[key]
+
     def _rows(self, env: DebugEnv, names: list[str]) -> dict[str, dict]:
         out = {}
         for n in names:
-            r = env.step({"op": "inspect_row", "name": n})
+            r = self._look(env, {"op": "inspect_row", "name": n})
             if "error" not in r:
-                out[n] = r
+                out[n] = dict(r)  # plan() annotates these; the cached answer stays as read
         return out
+
+    def _by_fine_family(self, op_list: str, pattern: str, members: list[str]) -> dict[str, list[str]]:
+        """A family's members grouped by fine family, once per plan (a bound IIS of 3,759 columns asked
+        for it per member: 15 million regex calls)."""
+        key = ("fine", op_list, pattern)
+        if key not in self._seen:
+            groups: dict[str, list[str]] = {}
+            for n in members:
+                groups.setdefault(fine_family(n), []).append(n)
+            self._seen[key] = groups
+        return self._seen[key]
 
     def _siblings(self, env: DebugEnv, name: str, kind: str) -> list[dict]:
         op_list, op_insp, key = ("list_rows", "inspect_row", "rows") if kind == "row" else ("list_cols", "inspect_col", "cols")
-        fine = [n for n in env.step({"op": op_list, "family_pattern": family(name)})[key]
-                if n != name and fine_family(n) == fine_family(name)]
-        names = fine if (kind == "col" and len(fine) >= 2) else \
-            [n for n in env.step({"op": op_list, "family_pattern": family(name)})[key] if n != name]
+        members = self._look(env, {"op": op_list, "family_pattern": family(name)})[key]
+        fine = [n for n in self._by_fine_family(op_list, family(name), members).get(fine_family(name), [])
+                if n != name]
+        names = fine if (kind == "col" and len(fine) >= 2) else [n for n in members if n != name]
         out = []
         for n in names[:MAX_SIBLINGS]:
-            r = env.step({"op": op_insp, "name": n})
+            r = self._look(env, {"op": op_insp, "name": n})
             if "error" not in r:
                 out.append(r)
         return out
@@ -130,7 +151,7 @@ class HeuristicAgent:
         others = dict(conflict_rows)
         logs = []
         for c, v in list(coefs.items())[:MAX_SIBLINGS]:
-            col_rows = env.step({"op": "inspect_col", "name": c}).get("rows", {})
+            col_rows = self._look(env, {"op": "inspect_col", "name": c}).get("rows", {})
             # Only rows of the same family share units; other rows' magnitudes say nothing about scale.
             peer = [abs(x) for r, x in col_rows.items() if r != name and x != 0 and family(r) == family(name)]
             if peer and v != 0:
@@ -138,7 +159,7 @@ class HeuristicAgent:
             if c == next(iter(coefs)):
                 for r in col_rows:
                     if r not in others and r != name:
-                        info = env.step({"op": "inspect_row", "name": r})
+                        info = self._look(env, {"op": "inspect_row", "name": r})
                         if "error" not in info:
                             others[r] = info
         if len(logs) >= 2:
@@ -149,8 +170,8 @@ class HeuristicAgent:
                                        [{"op": "scale_row", "row": name, "factor": 10.0 ** -k}], "scale-colwise"))
         for other, info in others.items():
             if other != name and info["coefs"] == coefs:
-                n_mine = len(env.step({"op": "list_rows", "family_pattern": family(name)})["rows"])
-                n_other = len(env.step({"op": "list_rows", "family_pattern": family(other)})["rows"])
+                n_mine = len(self._look(env, {"op": "list_rows", "family_pattern": family(name)})["rows"])
+                n_other = len(self._look(env, {"op": "list_rows", "family_pattern": family(other)})["rows"])
                 if n_mine < n_other or (n_mine == n_other and len(name) > len(other)):
                     cands.append(Candidate(3.9, el, [{"op": "drop_row", "row": name}], "duplicate"))
         # Generic decimal-slip repairs in the loosening direction (no sibling evidence needed); the IIS
@@ -167,7 +188,7 @@ class HeuristicAgent:
         return cands
 
     def _col_candidates(self, env: DebugEnv, col: str, side: str | None) -> list[Candidate]:
-        info = env.step({"op": "inspect_col", "name": col})
+        info = self._look(env, {"op": "inspect_col", "name": col})
         if "error" in info:
             return []
         el = f"col:{col}"
@@ -202,13 +223,12 @@ class HeuristicAgent:
         ints: list[str] = []
         for row in rows.values():
             for c in row["coefs"]:
-                info = env.step({"op": "inspect_col", "name": c})
-                if not info.get("integer"):
+                info = self._look(env, {"op": "inspect_col", "name": c})
+                if not info.get("integer") or c in ints:
                     continue
-                if c not in ints:
-                    ints.append(c)
-                sibs = env.step({"op": "list_cols", "family_pattern": family(c)})["cols"][:MAX_SIBLINGS]
-                cont = sum(1 for n in sibs if not env.step({"op": "inspect_col", "name": n}).get("integer"))
+                ints.append(c)
+                sibs = self._look(env, {"op": "list_cols", "family_pattern": family(c)})["cols"][:MAX_SIBLINGS]
+                cont = sum(1 for n in sibs if not self._look(env, {"op": "inspect_col", "name": n}).get("integer"))
                 if sibs and cont / len(sibs) >= 0.5 and c not in odd:
                     odd.append(c)
         out = []
@@ -249,6 +269,7 @@ class HeuristicAgent:
     def plan(self, env: DebugEnv) -> Plan:
         """Diagnose without repairing: the IIS (one solver call), every candidate repair scored by the
         structural and certificate evidence, best-first and without repeats."""
+        self._seen = {}
         conflict: list[str] = []
         iis: dict = {}
         if self.use_iis and env.allow_iis:
@@ -258,7 +279,7 @@ class HeuristicAgent:
             row_names = [r for r, _ in iis["rows"]]
             col_sides = [(c, s) for c, s in iis["col_bounds"]]
         else:
-            row_names = env.step({"op": "list_rows"})["rows"][:MAX_SCAN_ROWS]
+            row_names = self._look(env, {"op": "list_rows"})["rows"][:MAX_SCAN_ROWS]
             col_sides = []
         rows = self._rows(env, row_names)
         for r, side in iis.get("rows", []):
