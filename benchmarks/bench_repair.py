@@ -25,8 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pandas as pd  # noqa: E402
 
 from experiments.ordebug_run import build_split  # noqa: E402
+from ordebug.env import EpisodeLog  # noqa: E402
+from ordebug.metrics import fidelity  # noqa: E402
 from ordebug.progress import Progress  # noqa: E402
 from ordebug.repair import repair_model  # noqa: E402
+from ordebug.solver import solve  # noqa: E402
 
 
 def run_split(split: str, out: str, limit: int | None) -> pd.DataFrame:
@@ -36,7 +39,7 @@ def run_split(split: str, out: str, limit: int | None) -> pd.DataFrame:
     for inst in insts:
         t0 = time.perf_counter()
         try:
-            report, _ = repair_model(inst.model, reference_objective=inst.original_objective)
+            report, fixed = repair_model(inst.model, reference_objective=inst.original_objective)
         except Exception as exc:  # noqa: BLE001 - one model's failure is a row, the sweep goes on
             rows.append({"split": split, "instance": inst.instance_id, "rows": inst.model.num_rows,
                          "status": f"error: {type(exc).__name__}: {exc}", "seconds": time.perf_counter() - t0})
@@ -47,6 +50,7 @@ def run_split(split: str, out: str, limit: int | None) -> pd.DataFrame:
             "split": split, "instance": inst.instance_id, "rows": inst.model.num_rows, "status": report.status,
             "conflicts_broken_first": len(report.earlier), "kind": chosen.kind if chosen else None,
             "label": chosen.label if chosen else None, "FP": chosen.constraints_kept if chosen else None,
+            "FP_vs_original": benchmark_fp(inst, fixed, chosen) if chosen and inst.original is not None else None,
             "OP": chosen.objective_preservation if chosen else None,
             "hits_root": bool(chosen and set(inst.root) & ({chosen.element} | set(chosen.changed))) if inst.root else None,
             "solver_calls": report.solver_calls, "seconds": round(time.perf_counter() - t0, 3)})
@@ -55,14 +59,25 @@ def run_split(split: str, out: str, limit: int | None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def benchmark_fp(inst, fixed, chosen) -> float | None:
+    """The benchmark's FP (docs/ordebug.md): judged against the model before the error, which the repair
+    tool never sees (its own FP can only compare with the model it was given)."""
+    res = solve(fixed)
+    if not res.optimal:
+        return None
+    log = EpisodeLog(inst.instance_id, final_x=res.x, final_edited={el: [] for el in chosen.changed},
+                     final_dropped=set(chosen.dropped))
+    return fidelity(inst, log)[0]
+
+
 def summarise(df: pd.DataFrame) -> dict:
     rep = df[df.status == "repaired"]
     out = {"n": len(df), "repaired": len(rep), "multi_conflict": int((rep.conflicts_broken_first > 0).sum()),
            "kinds": rep.kind.value_counts().to_dict(), "FP_mean": round(float(rep.FP.mean()), 3) if len(rep) else None,
            "seconds_median": float(df.seconds.median()), "seconds_max": float(df.seconds.max())}
     if df.OP.notna().any():
-        ok = (rep.OP >= 0.99) & (rep.FP >= 0.95)
-        out.update(rational=round(float(ok.sum() / len(df)), 3), hits_root=round(float(rep.hits_root.mean()), 3))
+        ok = (rep.OP >= 0.99) & (rep.FP_vs_original >= 0.95)
+        out.update(FP_vs_original_mean=round(float(rep.FP_vs_original.mean()), 3), rational=round(float(ok.sum() / len(df)), 3), hits_root=round(float(rep.hits_root.mean()), 3))
     return out
 
 

@@ -34,7 +34,7 @@ from ordebug.model import INF, LinearModel
 from ordebug.solver import solve
 
 CLASS_RANK = {"restore": 0, "relax": 1, "drop": 2}
-CLASS_WORDS = {"restore": "restores an element to match its siblings", "relax": "relaxes the model",
+CLASS_WORDS = {"restore": "restores what the structure around it says (siblings, a duplicated row)", "relax": "relaxes the model",
                "drop": "drops a constraint"}
 SIDE_SIGN = {"lower": ">=", "upper": "<="}
 TERMS_SHOWN = 6
@@ -196,23 +196,27 @@ def repair_model(model: LinearModel, budget: int = 20, options: int = 3, time_li
         report.status = "repaired"
         report.chosen, repaired, report.earlier = fallback[0], fallback[1], fallback[3]
         return _done(report, t0, env.log.solver_calls + 1 + extra_solves), repaired
+    elastic = (f" The elastic relaxation of the right-hand sides gave: {', '.join(fallback[4])}."
+               if fallback[4] else "")
     report.note = (f"No combination of the candidate repairs restored feasibility within {budget} solver calls"
                    f"{f' (after {len(committed)} conflict(s) were broken)' if committed else ''}; the diagnosis "
-                   "above still names the first conflict.")
+                   f"above still names the first conflict.{elastic}")
     return _done(report, t0, env.log.solver_calls + 1 + extra_solves), None
 
 
 def _elastic_fallback(env: DebugEnv, instance: Instance, committed: list[dict], time_limit: float,
-                      reference: float | None) -> tuple[RepairOption | None, LinearModel | None, int, list[dict]]:
+                      reference: float | None) -> tuple[RepairOption | None, LinearModel | None, int, list[dict], list[str]]:
     """The elastic relaxation on top of the conflicts already broken, and (when some were) on the model as
     given; the one with fewer edits in all wins, since every edit is one more thing the modeller must check.
-    Returns (option, repaired model, solves used, the earlier edits it keeps)."""
+    Returns (option, repaired model, solves used, the earlier edits it keeps, the statuses of the relaxed
+    models that did not solve: "unbounded" means the relaxed rows were what kept the objective bounded)."""
     tries: list[tuple[DebugEnv, list[dict]]] = [(env, committed)]
     if committed:
         tries.append((DebugEnv(instance, budget=2, iis_time_limit=env.iis_time_limit,
                                solve_time_limit=time_limit), []))
     best: tuple | None = None
     solves = 0
+    statuses: list[str] = []
     for trial, earlier in tries:
         cand, n = elastic_relaxation_candidate(trial.model, time_limit)
         solves += n if trial is env else n + 1
@@ -222,13 +226,14 @@ def _elastic_fallback(env: DebugEnv, instance: Instance, committed: list[dict], 
         trial.budget = max(trial.budget, trial.log.solver_calls + 1)  # its check solve may go past the budget
         res, _ = HeuristicAgent.attempt(trial, cand)
         if res.get("status") != "optimal":
+            statuses.append(res.get("status") or res.get("error", "error"))
             continue
         edits = len(cand.actions) + sum(len(e["actions"]) for e in earlier)
         if best is None or edits < best[0]:
             best = (edits, _option(before, cand, trial, instance, reference), trial.model.copy(), earlier)
     if best is None:
-        return None, None, solves, committed
-    return best[1], best[2], solves, best[3]
+        return None, None, solves, committed, statuses
+    return best[1], best[2], solves, best[3], statuses
 
 
 def _describe_diagnosis(report: RepairReport, model: LinearModel, plan) -> None:
@@ -298,10 +303,13 @@ def elastic_relaxation_candidate(model: LinearModel, time_limit: float) -> tuple
         return None, 1
     activity = model.A @ res.x[:n]
     actions = []
-    for i in np.nonzero(res.x[n:n + m] > 1e-7)[0]:  # p > 0: the activity sits below the lower side
+    # Violations within the solver's feasibility tolerance (relative to the side) are noise, not repairs.
+    tol_lo = 1e-6 * (1.0 + np.abs(np.where(model.row_lower > -INF, model.row_lower, 0.0)))
+    tol_up = 1e-6 * (1.0 + np.abs(np.where(model.row_upper < INF, model.row_upper, 0.0)))
+    for i in np.nonzero(res.x[n:n + m] > tol_lo)[0]:  # p > 0: the activity sits below the lower side
         actions.append({"op": "set_rhs", "row": model.row_names[i], "side": "lower",
                         "value": _round_outward(float(activity[i]), "lower")})
-    for i in np.nonzero(res.x[n + m:] > 1e-7)[0]:  # n > 0: above the upper side
+    for i in np.nonzero(res.x[n + m:] > tol_up)[0]:  # n > 0: above the upper side
         actions.append({"op": "set_rhs", "row": model.row_names[i], "side": "upper",
                         "value": _round_outward(float(activity[i]), "upper")})
     if not actions:
@@ -379,11 +387,13 @@ def _option_words(model: LinearModel, cand: Candidate) -> dict:
 
 
 def repair_class(cand: Candidate) -> str:
-    """restore: backed by the element's siblings (the agent's structural evidence, score >= 1);
-    drop: removes a row; relax: every other edit (right-hand side, bound, sense, integrality)."""
-    if any(a["op"] == "drop_row" for a in cand.actions):
-        return "drop"
-    return "restore" if cand.score >= 1.0 else "relax"
+    """restore: backed by structural evidence (score >= 1: the element's siblings, or for a drop a row that
+    duplicates another's coefficients with a contradicting side: removing an added row restores the model);
+    drop: removes a row without such evidence; relax: every other edit (right-hand side, bound, sense,
+    integrality)."""
+    if cand.score >= 1.0:
+        return "restore"
+    return "drop" if any(a["op"] == "drop_row" for a in cand.actions) else "relax"
 
 
 def action_words(model: LinearModel, action: dict) -> str:
