@@ -74,7 +74,9 @@ def register(subparsers) -> None:
                     "its siblings' pattern, then the smallest relaxation of a right-hand side or bound, a sense "
                     "or integrality change, and dropping a row last; ties go to the repair keeping more "
                     "constraints (FP) and, with --reference-objective, the objective (OP). A model with several "
-                    "conflicts is repaired one conflict at a time. Exit codes: 0 repaired (or already "
+                    "conflicts is repaired one conflict at a time; when the solver-call budget runs out first, "
+                    "the last resort is the elastic relaxation (every right-hand side moved by the least total "
+                    "amount that solves). Exit codes: 0 repaired (or already "
                     "feasible); 1 no repair found within the budget; 2 bad input; 4 the model is not infeasible "
                     "(unbounded, time limit).")
     r.add_argument("model", help="MPS or LP file")

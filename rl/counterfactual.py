@@ -81,6 +81,38 @@ def all_action_targets(cf: Counterfactuals, q_next_target: torch.Tensor, gamma: 
         return cf.reward + gamma * cf.alive * v_next.reshape(B, A)
 
 
+def demand_support(problem: Problem, tail: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
+    """Demand values and their probabilities for expected targets: the law's pmf up to its `tail` quantile,
+    the last value carrying the rest of the upper tail (probabilities sum to 1)."""
+    upto = max(1, problem.demand.support_max(tail))
+    return np.arange(upto + 1, dtype=np.int64), problem.demand.pmf(upto).astype(np.float32)
+
+
+def expected_transitions(problem: Problem, norm: Normalisation, on_hand, pipeline, t,
+                         support: tuple[np.ndarray, np.ndarray]) -> Counterfactuals:
+    """Every order's transition under every demand value of `support`: B states become B x K rows (state b,
+    demand k at row b * K + k), so the targets can average over the demand law instead of one draw."""
+    values, _ = support
+    on = np.asarray(on_hand, dtype=np.int64).reshape(-1)
+    B, K = on.size, values.size
+    pipe = np.asarray(pipeline, dtype=np.int64).reshape(B, problem.lead_time)
+    return counterfactual_transitions(problem, norm, np.repeat(on, K), np.repeat(pipe, K, axis=0),
+                                      np.repeat(np.asarray(t, dtype=np.int64).reshape(B), K), np.tile(values, B))
+
+
+def expected_all_action_loss(q: torch.Tensor, cf: Counterfactuals, probs: np.ndarray, q_next_target: torch.Tensor,
+                             gamma: float, kind: str = "huber", q_next_online: torch.Tensor | None = None) -> torch.Tensor:
+    """The counterfactual loss with exact expectations over demand (`expected_transitions`):
+    y(s, a) = sum_k P(D = k) [r(s, a, k) + gamma max Q_target(s'(a, k), .)]; the sampled-demand noise in
+    the target's level is gone, not only in the action differences."""
+    BK, A = cf.shape
+    K = probs.size
+    y = all_action_targets(cf, q_next_target, gamma, q_next_online).reshape(BK // K, K, A)
+    y = (y * torch.from_numpy(probs)[None, :, None]).sum(dim=1)
+    valid = cf.valid.reshape(BK // K, K, A)[:, 0, :]
+    return regression_loss(kind, q[valid], y[valid])
+
+
 def regression_loss(kind: str, q: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     if kind == "mse":
         return nn.functional.mse_loss(q, y)

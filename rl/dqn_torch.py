@@ -39,7 +39,14 @@ from inventory.montecarlo import evaluate
 from inventory.policies import StatePolicy
 from inventory.problem import Problem
 from rl.artifacts import save_artifacts
-from rl.counterfactual import all_action_loss, counterfactual_transitions, regression_loss
+from rl.counterfactual import (
+    all_action_loss,
+    counterfactual_transitions,
+    demand_support,
+    expected_all_action_loss,
+    expected_transitions,
+    regression_loss,
+)
 from rl.early_stop import Patience
 from rl.features import Normalisation, default_normalisation, obs_dim, order_room
 from rl.network import QNetwork, masked_argmax
@@ -68,7 +75,10 @@ class DQNConfig:
     eps_start: float = 1.0
     eps_end: float = 0.03
     eps_fraction: float = 0.25  # of total_steps over which epsilon decays linearly
-    targets: str = "all_actions"  # "all_actions" (counterfactual, same demand) | "sampled" (textbook DQN)
+    # "all_actions" (counterfactual, same demand) | "expected" (counterfactual, exact expectation over the
+    # demand law: B x A x K next states per batch) | "sampled" (textbook DQN)
+    targets: str = "all_actions"
+    expected_batch_size: int = 32  # states per update with "expected" targets (each one carries K demands)
     exploration: str = "base_stock"  # "base_stock" (anchored noise) | "uniform"
     explore_noise: int = 0  # half-width of the noise around the base-stock order (0: auto)
     eval_every: int = 6_000
@@ -85,8 +95,8 @@ class DQNConfig:
     def __post_init__(self) -> None:
         if self.loss not in ("huber", "mse"):
             raise ValueError(f"loss: {self.loss!r} is not allowed; allowed: huber, mse")
-        if self.targets not in ("all_actions", "sampled"):
-            raise ValueError(f"targets: {self.targets!r} is not allowed; allowed: all_actions, sampled")
+        if self.targets not in ("all_actions", "expected", "sampled"):
+            raise ValueError(f"targets: {self.targets!r} is not allowed; allowed: all_actions, expected, sampled")
         if self.exploration not in ("base_stock", "uniform"):
             raise ValueError(f"exploration: {self.exploration!r} is not allowed; allowed: base_stock, uniform")
         for name in ("total_steps", "num_envs", "batch_size", "buffer_size", "n_step", "eval_every"):
@@ -179,6 +189,7 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     norm = cfg.normalisation or default_normalisation(problem)
+    support = demand_support(problem) if cfg.targets == "expected" else None
     env = VectorInventoryEnv(problem, cfg.num_envs, seed=cfg.seed + 1, normalisation=norm)
     d, n_act = obs_dim(problem), problem.max_order + 1
     net = QNetwork(d, n_act, cfg.hidden, cfg.activation)
@@ -230,7 +241,7 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
         next_obs, reward, terminated, _, info = env.step(actions)
         done = bool(terminated[0])  # the copies run in lock step
         next_room = order_room(problem, env.on_hand, env.pipeline) if not done else np.zeros(cfg.num_envs, int)
-        if cfg.targets == "all_actions":  # one-step transitions with the raw state and the demand drawn
+        if cfg.targets in ("all_actions", "expected"):  # one-step transitions with the raw state and the demand drawn
             boot = np.full(cfg.num_envs, 0.0 if done else 1.0, np.float32)
             buf.add(obs, actions, reward, next_obs, boot, next_room, raw[:3] + (info["demand"],))
         else:
@@ -251,6 +262,8 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
             for _ in range(cfg.updates_per_step):
                 if cfg.targets == "all_actions":
                     losses.append(_update_all_actions(net, target, opt, buf, rng, cfg, problem, norm))
+                elif cfg.targets == "expected":
+                    losses.append(_update_expected(net, target, opt, buf, rng, cfg, problem, norm, support))
                 else:
                     losses.append(_update(net, target, opt, buf, rng, cfg))
                 updates += 1
@@ -349,6 +362,20 @@ def _update_all_actions(net: QNetwork, target: QNetwork, opt, buf: _Replay, rng,
         q_next_online = net(cf.next_obs) if cfg.double_q else None
     q = net(torch.from_numpy(buf.obs[i]))
     loss = all_action_loss(q, cf, q_next_target, cfg.gamma, cfg.loss, q_next_online)
+    return _optimiser_step(net, opt, loss, cfg)
+
+
+def _update_expected(net: QNetwork, target: QNetwork, opt, buf: _Replay, rng, cfg: DQNConfig, problem: Problem,
+                     norm: Normalisation, support: tuple[np.ndarray, np.ndarray]) -> float:
+    """Counterfactual targets averaged over the demand law (`rl.counterfactual.expected_all_action_loss`);
+    the replayed demand is not used, only the replayed state."""
+    i = rng.integers(0, buf.size, size=cfg.expected_batch_size)
+    cf = expected_transitions(problem, norm, buf.on_hand[i], buf.pipeline[i], buf.t[i], support)
+    with torch.no_grad():
+        q_next_target = target(cf.next_obs)
+        q_next_online = net(cf.next_obs) if cfg.double_q else None
+    q = net(torch.from_numpy(buf.obs[i]))
+    loss = expected_all_action_loss(q, cf, support[1], q_next_target, cfg.gamma, cfg.loss, q_next_online)
     return _optimiser_step(net, opt, loss, cfg)
 
 

@@ -8,7 +8,14 @@ import torch
 from inventory import dynamics
 from inventory.demand import Demand
 from inventory.problem import Problem
-from rl.counterfactual import all_action_loss, counterfactual_transitions
+from rl.counterfactual import (
+    all_action_loss,
+    all_action_targets,
+    counterfactual_transitions,
+    demand_support,
+    expected_all_action_loss,
+    expected_transitions,
+)
 from rl.features import decode, default_normalisation, encode
 
 
@@ -47,6 +54,32 @@ def test_counterfactual_transitions_follow_the_dynamics():
             expect = encode(norm, st.on_hand, st.pipeline[None, :], t[b] + 1)[0]
             assert np.allclose(cf.next_obs[b * A + a].numpy(), expect)
     assert cf.alive[0].eq(1).all() and cf.alive[1].eq(0).all()  # the last period bootstraps nothing
+
+
+@pytest.mark.parametrize("kw", [{}, {"lost_sales": False, "lead_time": 2}, {"demand": Demand.uniform(1, 6)}])
+def test_expected_targets_are_the_demand_weighted_sampled_targets(kw):
+    # y_expected(s, a) = sum_k P(D = k) y(s, a | D = k), with y(. | k) from the one-demand counterfactuals.
+    p = _p(**kw)
+    norm = default_normalisation(p)
+    values, probs = demand_support(p)
+    assert probs.sum() == pytest.approx(1.0, abs=1e-6) and values[0] == 0
+    on, pipe, t = np.array([2, 9, 0]), np.full((3, p.lead_time), 1), np.array([0, 7, p.horizon - 1])
+    torch.manual_seed(0)
+    net = torch.nn.Linear(encode(norm, on, pipe, t).shape[1], p.max_order + 1)
+    cf = expected_transitions(p, norm, on, pipe, t, (values, probs))
+    with torch.no_grad():
+        q_next = net(cf.next_obs)
+    want = torch.zeros(3, p.max_order + 1)
+    for d, w in zip(values, probs, strict=True):
+        one = counterfactual_transitions(p, norm, on, pipe, t, np.full(3, d))
+        with torch.no_grad():
+            want += float(w) * all_action_targets(one, net(one.next_obs), 1.0)
+    q = torch.zeros(3, p.max_order + 1, requires_grad=True)
+    loss = expected_all_action_loss(q, cf, probs, q_next, 1.0, kind="mse")
+    valid = counterfactual_transitions(p, norm, on, pipe, t, np.zeros(3, dtype=int)).valid
+    assert loss.item() == pytest.approx(float((want[valid] ** 2).mean()), rel=1e-5)
+    loss.backward()  # the gradient of mse at q = 0 is -2 y / n: it recovers the targets themselves
+    assert torch.allclose(q.grad[valid] * (-valid.sum() / 2), want[valid], rtol=1e-4, atol=1e-5)
 
 
 def test_rllib_module_mask_and_exploration_are_the_dynamics_rules():
