@@ -7,6 +7,7 @@ log holds everything the metrics need (edits, the last optimal solution, the dia
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ from ordebug.instances import Instance
 from ordebug.model import INF, LinearModel
 from ordebug.solver import solve
 
+_DIGITS = re.compile(r"\d+")
+_LAST_DIGITS = re.compile(r"\d+(?!.*\d)")
 SOLVER_OPS = ("solve", "get_iis")
 FREE_OPS = ("inspect_row", "inspect_col", "list_rows", "list_cols", "set_rhs", "set_sense", "set_bound",
             "set_coef", "scale_row", "drop_row", "set_integrality", "undo", "diagnose", "submit")
@@ -25,14 +28,17 @@ ALL_OPS = SOLVER_OPS + FREE_OPS
 EDIT_OPS = ("set_rhs", "set_sense", "set_bound", "set_coef", "scale_row", "drop_row", "set_integrality")
 
 
+@functools.lru_cache(maxsize=1 << 20)
 def family(name: str) -> str:
-    """Name pattern shared by sibling rows/columns: digits replaced by '#' (``cap_t3`` -> ``cap_t#``)."""
-    return re.sub(r"\d+", "#", name)
+    """Name pattern shared by sibling rows/columns: digits replaced by '#' (``cap_t3`` -> ``cap_t#``).
+    Cached: the agents ask it for the same names millions of times per episode on large models."""
+    return _DIGITS.sub("#", name)
 
 
+@functools.lru_cache(maxsize=1 << 20)
 def fine_family(name: str) -> str:
     """Only the last number replaced (``inv_p1_t3`` -> ``inv_p1_t#``): siblings of the same product."""
-    return re.sub(r"\d+(?!.*\d)", "#", name)
+    return _LAST_DIGITS.sub("#", name)
 
 
 def _fmt(v: float) -> float | str:

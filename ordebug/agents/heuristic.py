@@ -79,6 +79,26 @@ class HeuristicAgent:
             self._seen[key] = groups
         return self._seen[key]
 
+    def _row_signs(self, row: dict) -> dict[str, tuple[int, int]]:
+        """Per column family, the row's (non-positive, positive) coefficient counts; once per plan (a diet
+        row has 400 coefficients and is every other row's sibling)."""
+        key = ("signs", row["row"])
+        if key not in self._seen:
+            counts: dict[str, list[int]] = {}
+            for c, v in row["coefs"].items():
+                counts.setdefault(family(c), [0, 0])[v > 0] += 1
+            self._seen[key] = {fam: (neg, pos) for fam, (neg, pos) in counts.items()}
+        return self._seen[key]
+
+    def _column_family(self, col: str, col_rows: dict[str, float], fam: str) -> tuple[np.ndarray, np.ndarray]:
+        """The column's non-zero entries in rows of family `fam`: (row names, |coefficients|), once per plan."""
+        key = ("colfam", col, fam)
+        if key not in self._seen:
+            pairs = [(r, abs(x)) for r, x in col_rows.items() if x != 0 and family(r) == fam]
+            self._seen[key] = (np.array([r for r, _ in pairs], dtype=object),
+                               np.array([a for _, a in pairs], dtype=float))
+        return self._seen[key]
+
     def _siblings(self, env: DebugEnv, name: str, kind: str) -> list[dict]:
         op_list, op_insp, key = ("list_rows", "inspect_row", "rows") if kind == "row" else ("list_cols", "inspect_col", "cols")
         members = self._look(env, {"op": op_list, "family_pattern": family(name)})[key]
@@ -122,15 +142,17 @@ class HeuristicAgent:
                     cands.append(Candidate(2.2 + (0.35 - abs(lr - k)), el,
                                            [{"op": "scale_row", "row": name, "factor": 10.0 ** -k}], "scale"))
             # A coefficient whose sign disagrees with the same column family in sibling rows.
-            sign_by_fam: dict[str, Counter] = {}
+            sign_by_fam: dict[str, list[int]] = {}  # column family -> [non-positive, positive] counts
             for s in sibs:
-                for c, v in s["coefs"].items():
-                    sign_by_fam.setdefault(family(c), Counter())[v > 0] += 1
+                for fam, (neg, pos) in self._row_signs(s).items():
+                    acc = sign_by_fam.setdefault(fam, [0, 0])
+                    acc[0] += neg
+                    acc[1] += pos
             for c, v in coefs.items():
-                ctr = sign_by_fam.get(family(c))
-                if ctr and sum(ctr.values()) >= 3:
-                    maj_pos, n_maj = ctr.most_common(1)[0]
-                    frac = n_maj / sum(ctr.values())
+                acc = sign_by_fam.get(family(c))
+                if acc and sum(acc) >= 3:
+                    maj_pos = acc[1] > acc[0]  # a tie has frac 0.5 and proposes nothing
+                    frac = max(acc) / sum(acc)
                     if (v > 0) != maj_pos and frac >= 0.8:
                         cands.append(Candidate(3.0 + frac, el, [{"op": "set_coef", "row": name, "col": c, "value": -v}],
                                                "coef-sign"))
@@ -153,8 +175,9 @@ class HeuristicAgent:
         for c, v in list(coefs.items())[:MAX_SIBLINGS]:
             col_rows = self._look(env, {"op": "inspect_col", "name": c}).get("rows", {})
             # Only rows of the same family share units; other rows' magnitudes say nothing about scale.
-            peer = [abs(x) for r, x in col_rows.items() if r != name and x != 0 and family(r) == family(name)]
-            if peer and v != 0:
+            peer_names, peer_abs = self._column_family(c, col_rows, family(name))
+            peer = peer_abs[peer_names != name]
+            if peer.size and v != 0:
                 logs.append(math.log10(abs(v) / float(np.median(peer))))
             if c == next(iter(coefs)):
                 for r in col_rows:
