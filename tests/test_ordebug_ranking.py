@@ -40,3 +40,46 @@ def test_heuristic_reports_a_ranking_with_the_root_first():
     HeuristicAgent().run(env)
     m = episode_metrics(inst, env.log)
     assert env.log.diagnosis_ranking and m["root_rank"] == 1.0 and m["root_rr"] == 1.0
+
+
+def _rows_model(rows: list[tuple[str, dict[str, float], float, float]], ub: dict[str, float]):
+    import numpy as np
+    import scipy.sparse as sp
+
+    from ordebug.model import LinearModel
+
+    cols = sorted({c for _, coefs, _, _ in rows for c in coefs})
+    a = np.array([[coefs.get(c, 0.0) for c in cols] for _, coefs, _, _ in rows])
+    return LinearModel("m", [r[0] for r in rows], cols, sp.csr_matrix(a), np.array([r[2] for r in rows]),
+                       np.array([r[3] for r in rows]), np.zeros(len(cols)), np.array([ub.get(c, 1e6) for c in cols]),
+                       np.ones(len(cols)), np.zeros(len(cols), dtype=bool))
+
+
+def _labels(model, element: str) -> set[str]:
+    from ordebug.instances import Instance
+
+    plan = HeuristicAgent().plan(DebugEnv(Instance(instance_id="t", split="t", source="t", model=model)))
+    return {c.label for c in plan.candidates if c.element == element}
+
+
+@pytest.mark.parametrize("sibling_rhs,expect_slip", [((10, 11, 9, 10, 12), True), ((1, 5, 300, 2000, 9), False)])
+def test_a_decimal_slip_needs_a_right_hand_side_outside_the_siblings_range(sibling_rhs, expect_slip):
+    # dem_5: x5 >= 100 against x5 <= 20. Siblings at 9-12 make 100 a slip of 10x; siblings spread from 1 to
+    # 2,000 make it an ordinary value (real models' right-hand sides span decades).
+    rows = [(f"dem_{k}", {f"x{k}": 1.0}, float(v), 1e30) for k, v in enumerate(sibling_rhs)]
+    rows.append(("dem_5", {"x5": 1.0}, 100.0, 1e30))
+    labels = _labels(_rows_model(rows, {"x5": 20.0}), "row:dem_5")
+    assert ("rhs-slip" in labels) == expect_slip
+
+
+@pytest.mark.parametrize("n_odd,expect_sign", [(1, True), (3, False)])
+def test_a_sign_slip_is_one_coefficient_not_a_row_of_another_pattern(n_odd, expect_sign):
+    # Six sibling rows bal_k: +y_k0 + y_k1 + y_k2 <= 10; in bal_6 n_odd of the three signs are flipped, and
+    # with the bound y_60 >= 30 (as lower bounds via rows) the model is infeasible.
+    rows = [(f"bal_{k}", {f"y{k}0": 1.0, f"y{k}1": 1.0, f"y{k}2": 1.0}, -1e30, 10.0) for k in range(6)]
+    coefs = {f"y6{j}": (-1.0 if j < n_odd else 1.0) for j in range(3)}
+    rows.append(("bal_6", coefs, 15.0, 1e30))  # >= 15 with the flipped terms pulling it down
+    rows.append(("cap_6", {f"y6{j}": 1.0 for j in range(3)}, -1e30, 12.0))
+    model = _rows_model(rows, {})
+    labels = _labels(model, "row:bal_6")
+    assert ("coef-sign" in labels) == expect_sign

@@ -23,6 +23,8 @@ from ordebug.model import INF
 
 MAX_SIBLINGS = 40
 MAX_SCAN_ROWS = 400  # rows scored when no IIS is available
+MAX_ODD_SIGNS = 1
+WHOLE_MODEL_FAMILY = 0.5  # a row family holding this share of all rows is the model's numbering, not a kind  # sign disagreements in one row beyond which they are the row's pattern, not an error
 
 
 @dataclass(order=True)
@@ -79,6 +81,11 @@ class HeuristicAgent:
             self._seen[key] = groups
         return self._seen[key]
 
+    def _family_share(self, env: DebugEnv, name: str) -> float:
+        """The share of the model's rows in this row's name family."""
+        members = self._look(env, {"op": "list_rows", "family_pattern": family(name)})["rows"]
+        return len(members) / max(1, env.model.num_rows)
+
     def _row_signs(self, row: dict) -> dict[str, tuple[int, int]]:
         """Per column family, the row's (non-positive, positive) coefficient counts; once per plan (a diet
         row has 400 coefficients and is every other row's sibling)."""
@@ -123,10 +130,16 @@ class HeuristicAgent:
             maj, cnt = senses.most_common(1)[0]
             frac = cnt / len(sibs)
             if maj != sense and frac >= 0.75 and maj in ("L", "G", "E") and sense in ("L", "G", "E"):
-                cands.append(Candidate(3.0 + frac, el, [{"op": "set_sense", "row": name, "sense": maj}], "sense"))
+                # A "family" that is most of the model (NETLIB's numbered rows) mixes constraint kinds: a
+                # minority sense there is normal, so the evidence drops below a decimal slip's.
+                whole = self._family_share(env, name) >= WHOLE_MODEL_FAMILY
+                cands.append(Candidate((1.3 if whole else 3.0) + frac, el,
+                                       [{"op": "set_sense", "row": name, "sense": maj}], "sense"))
             # Decimal slip in the right-hand side.
             srhs = np.array([abs(float(s["rhs"])) for s in sibs if abs(float(s["rhs"])) > 0])
-            if rhs != 0 and srhs.size >= 2:
+            # Only outside the siblings' own range: real models' right-hand sides spread over decades
+            # (p0033's R rows), where "10x the median" is no evidence of a slip.
+            if rhs != 0 and srhs.size >= 2 and not srhs.min() <= abs(rhs) <= srhs.max():
                 lr = math.log10(abs(rhs) / float(np.median(srhs)))
                 k = round(lr)
                 if k != 0 and abs(lr - k) < 0.5:
@@ -148,14 +161,20 @@ class HeuristicAgent:
                     acc = sign_by_fam.setdefault(fam, [0, 0])
                     acc[0] += neg
                     acc[1] += pos
+            odd_signs = []
             for c, v in coefs.items():
                 acc = sign_by_fam.get(family(c))
                 if acc and sum(acc) >= 3:
                     maj_pos = acc[1] > acc[0]  # a tie has frac 0.5 and proposes nothing
                     frac = max(acc) / sum(acc)
                     if (v > 0) != maj_pos and frac >= 0.8:
-                        cands.append(Candidate(3.0 + frac, el, [{"op": "set_coef", "row": name, "col": c, "value": -v}],
-                                               "coef-sign"))
+                        odd_signs.append((c, v, frac))
+            # One slip flips one sign: a row where several coefficients disagree with the siblings is a row
+            # of another pattern (p0033's R119 has 8), and its "evidence" would outrank the real error.
+            if len(odd_signs) <= MAX_ODD_SIGNS:
+                for c, v, frac in odd_signs:
+                    cands.append(Candidate(3.0 + frac, el, [{"op": "set_coef", "row": name, "col": c, "value": -v}],
+                                           "coef-sign"))
         # Same-row sign outlier among coefficients of one column family (rows without siblings).
         by_fam: dict[str, list[tuple[str, float]]] = {}
         for c, v in coefs.items():
