@@ -9,6 +9,7 @@ finished episodes. An episode that raises becomes a failed row (``error`` set) a
 from __future__ import annotations
 
 import os
+import sys
 import time
 import traceback
 from pathlib import Path
@@ -287,11 +288,17 @@ def build_split(split: str, out_dir: str | os.PathLike, seeds: str | None = None
             raise ValueError(f"wild split needs {d} (set ASKOPT_SHARED_DATA)")
         insts = build_wild(d, progress=progress)
     elif split == "heldout" and not seeds:
-        from ordebug.heldout import load_frozen
+        from ordebug.heldout import FROZEN_INSTANCES, load_frozen, select_frozen
 
         doc, files = load_frozen()
         insts = _build_items(files, "heldout", doc["per_model"], doc["seed"], use_ray, progress, "building heldout")
         insts.sort(key=lambda i: i.instance_id)
+        if FROZEN_INSTANCES.exists():
+            insts, info = select_frozen(insts)
+            if info["missing"] or info["changed"] or info["extra"]:
+                print(f"held-out: {info['kept']} of the {info['frozen']} frozen instances built identically; "
+                      f"missing {len(info['missing'])}, changed {len(info['changed'])}, extra (left out) "
+                      f"{len(info['extra'])}", file=sys.stderr)
     elif split == "resilience":
         from ordebug.resilience import build_resilience
 

@@ -27,6 +27,10 @@ from ordebug.model import INF, LinearModel
 from ordebug.solver import solve
 
 FROZEN = Path(__file__).resolve().parent / "data" / "heldout.json"
+# The instances themselves (ids and a digest of each sabotaged model), frozen after the second build: the
+# build's solver time limits make the instance list depend on the machine's speed, so the model list alone
+# did not make two scores comparable.
+FROZEN_INSTANCES = Path(__file__).resolve().parent / "data" / "heldout_instances.json"
 MAX_ROWS = 6000
 SEED = 11
 PER_MODEL = 3
@@ -71,6 +75,44 @@ def load_frozen(directory: str | os.PathLike | None = None, path: Path = FROZEN)
             raise ValueError(f"held-out model {f} differs from the frozen one (sha256 mismatch)")
         files.append(f)
     return doc, files
+
+
+def instance_digest(inst: Instance) -> str:
+    """SHA-256 of the sabotaged model as MPS text: two builds gave the same instance iff these agree."""
+    return hashlib.sha256(inst.model.to_mps_text().encode()).hexdigest()
+
+
+def freeze_instances(insts: list[Instance], path: Path = FROZEN_INSTANCES) -> dict:
+    """Write the instance list of a build (run once; committed with the repo)."""
+    entries = [{"instance_id": i.instance_id, "operator": i.operator, "sha256": instance_digest(i)}
+               for i in sorted(insts, key=lambda i: i.instance_id)]
+    blob = json.dumps(entries, sort_keys=True)
+    doc = {"instances": entries, "checksum": hashlib.sha256(blob.encode()).hexdigest()}
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    return doc
+
+
+def select_frozen(insts: list[Instance], path: Path = FROZEN_INSTANCES) -> tuple[list[Instance], dict]:
+    """The built instances that are on the frozen list with the same model, in the list's order, and what
+    did not match: `missing` (not built here, e.g. a slower machine hit a time limit), `changed` (built
+    with a different model), `extra` (built here, not on the list: left out)."""
+    doc = json.loads(path.read_text())
+    blob = json.dumps(doc["instances"], sort_keys=True)
+    if hashlib.sha256(blob.encode()).hexdigest() != doc["checksum"]:
+        raise ValueError(f"held-out instance list {path} does not match its checksum: it was edited after freezing")
+    built = {i.instance_id: i for i in insts}
+    kept, missing, changed = [], [], []
+    for entry in doc["instances"]:
+        inst = built.get(entry["instance_id"])
+        if inst is None:
+            missing.append(entry["instance_id"])
+        elif instance_digest(inst) != entry["sha256"]:
+            changed.append(entry["instance_id"])
+        else:
+            kept.append(inst)
+    listed = {e["instance_id"] for e in doc["instances"]}
+    return kept, {"frozen": len(listed), "kept": len(kept), "missing": missing, "changed": changed,
+                  "extra": sorted(set(built) - listed)}
 
 
 def make_feasible(model: LinearModel, rounds: int = 12, time_limit: float = 10.0) -> LinearModel | None:
