@@ -42,16 +42,19 @@ def test_heuristic_reports_a_ranking_with_the_root_first():
     assert env.log.diagnosis_ranking and m["root_rank"] == 1.0 and m["root_rr"] == 1.0
 
 
-def _rows_model(rows: list[tuple[str, dict[str, float], float, float]], ub: dict[str, float]):
+def _rows_model(rows: list[tuple[str, dict[str, float], float, float]], ub: dict[str, float],
+                lb: dict[str, float] | None = None):
     import numpy as np
     import scipy.sparse as sp
 
-    from ordebug.model import LinearModel
+    from ordebug.model import INF, LinearModel
 
+    rows = [(n, coefs, lo if lo > -1e29 else -INF, up if up < 1e29 else INF) for n, coefs, lo, up in rows]  # 1e30: none
     cols = sorted({c for _, coefs, _, _ in rows for c in coefs})
     a = np.array([[coefs.get(c, 0.0) for c in cols] for _, coefs, _, _ in rows])
     return LinearModel("m", [r[0] for r in rows], cols, sp.csr_matrix(a), np.array([r[2] for r in rows]),
-                       np.array([r[3] for r in rows]), np.zeros(len(cols)), np.array([ub.get(c, 1e6) for c in cols]),
+                       np.array([r[3] for r in rows]), np.array([(lb or {}).get(c, 0.0) for c in cols]),
+                       np.array([ub.get(c, 1e6) for c in cols]),
                        np.ones(len(cols)), np.zeros(len(cols), dtype=bool))
 
 
@@ -83,3 +86,19 @@ def test_a_sign_slip_is_one_coefficient_not_a_row_of_another_pattern(n_odd, expe
     model = _rows_model(rows, {})
     labels = _labels(model, "row:bal_6")
     assert ("coef-sign" in labels) == expect_sign
+
+
+def test_without_structural_evidence_the_heaviest_member_is_probed_first():
+    # No siblings anywhere (every name distinct), so every candidate is generic; the member that carries the
+    # largest share of the Farkas contradiction must lead, not the first row whose sense could be flipped
+    # (kb2: the sabotaged bound carried 50 % and was probed 14th).
+    from ordebug.instances import Instance
+
+    # x <= 4, x = y, y >= w, w >= 5: the bounds carry 4/9 and 5/9 of the contradiction, the rows none.
+    rows = [("bal", {"x": 1.0, "y": -1.0}, 0.0, 0.0), ("dem", {"y": 1.0, "w": -1.0}, 0.0, 1e30)]
+    model = _rows_model(rows, {"x": 4.0}, lb={"w": 5.0})
+    plan = HeuristicAgent().plan(DebugEnv(Instance(instance_id="t", split="t", source="t", model=model)))
+    shares = plan.iis["certificate"]
+    assert all(c.score < 1.0 for c in plan.candidates)
+    first = next(c for c in plan.candidates if c.label != "drop")
+    assert shares[first.element] == max(shares.values()) > 0

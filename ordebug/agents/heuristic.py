@@ -298,7 +298,12 @@ class HeuristicAgent:
         out = []
         for c in cands:
             share = float(shares.get(c.element, 0.0))
-            score = c.score + 0.6 * share if c.score >= 1.0 else c.score * (0.25 + share)
+            if c.score >= 1.0:
+                score = c.score + 0.6 * share
+            elif c.label == "drop":
+                score = c.score * (0.25 + share)
+            else:  # the share leads: a member carrying half the contradiction before members carrying none
+                score = 0.5 * c.score + 0.5 * share
             out.append(Candidate(score, c.element, c.actions, c.label))
         return out
 
