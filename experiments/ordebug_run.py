@@ -269,6 +269,20 @@ def _build_synthetic_quota(plan: list[tuple], per_operator: int, use_ray: bool, 
     return sorted(uniq.values(), key=lambda i: i.instance_id)
 
 
+def _frozen_heldout(insts: list[Instance]) -> list[Instance]:
+    """Only the frozen held-out instances, built identically; says on stderr what did not match."""
+    from ordebug.heldout import FROZEN_INSTANCES, select_frozen
+
+    if not FROZEN_INSTANCES.exists():
+        return insts
+    kept, info = select_frozen(insts)
+    if info["missing"] or info["changed"] or info["extra"]:
+        print(f"held-out: {info['kept']} of the {info['frozen']} frozen instances built identically; "
+              f"missing {len(info['missing'])}, changed {len(info['changed'])}, extra (left out) "
+              f"{len(info['extra'])}", file=sys.stderr)
+    return kept
+
+
 def build_split(split: str, out_dir: str | os.PathLike, seeds: str | None = None, per_model: int = 3, seed: int = 0,
                 use_ray: bool = True, limit: int | None = None, progress: bool = True,
                 per_operator: int = 30) -> list[Instance]:
@@ -281,6 +295,8 @@ def build_split(split: str, out_dir: str | os.PathLike, seeds: str | None = None
     cache = out / f"instances_{split}{'_custom' if seeds else ''}.pkl"
     if cache.exists():
         insts = load_instances(cache)
+        if split == "heldout" and not seeds:  # a cache from an older build must not be scored silently
+            insts = _frozen_heldout(insts)
         return insts[:limit] if limit else insts
     if split == "wild" and not seeds:
         d = shared_data_dir() / "netlib-infeas"
@@ -288,17 +304,11 @@ def build_split(split: str, out_dir: str | os.PathLike, seeds: str | None = None
             raise ValueError(f"wild split needs {d} (set ASKOPT_SHARED_DATA)")
         insts = build_wild(d, progress=progress)
     elif split == "heldout" and not seeds:
-        from ordebug.heldout import FROZEN_INSTANCES, load_frozen, select_frozen
+        from ordebug.heldout import load_frozen
 
         doc, files = load_frozen()
         insts = _build_items(files, "heldout", doc["per_model"], doc["seed"], use_ray, progress, "building heldout")
-        insts.sort(key=lambda i: i.instance_id)
-        if FROZEN_INSTANCES.exists():
-            insts, info = select_frozen(insts)
-            if info["missing"] or info["changed"] or info["extra"]:
-                print(f"held-out: {info['kept']} of the {info['frozen']} frozen instances built identically; "
-                      f"missing {len(info['missing'])}, changed {len(info['changed'])}, extra (left out) "
-                      f"{len(info['extra'])}", file=sys.stderr)
+        insts = _frozen_heldout(sorted(insts, key=lambda i: i.instance_id))
     elif split == "resilience":
         from ordebug.resilience import build_resilience
 

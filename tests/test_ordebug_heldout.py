@@ -62,3 +62,14 @@ def test_the_committed_lists_are_intact():
         load_frozen()
     except ValueError as exc:  # the model files live in ../shared; without them only the list is checked
         assert "missing" in str(exc)
+
+
+def test_a_stale_heldout_cache_is_not_scored_silently(tmp_path, capsys):
+    # A cache written by some other build (here: synthetic instances under the held-out name) keeps only
+    # what is on the frozen list, and says so.
+    from experiments.ordebug_run import build_split
+    from ordebug.instances import save_instances
+
+    save_instances(_instances(), tmp_path / "instances_heldout.pkl")
+    assert build_split("heldout", tmp_path, use_ray=False, progress=False) == []
+    assert "0 of the 60 frozen instances" in capsys.readouterr().err
