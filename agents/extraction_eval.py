@@ -1,6 +1,6 @@
 """Field-level accuracy of the offline reader on the hand-written utterance corpus.
 
-The corpus (tests/data/extraction_corpus.jsonl) holds manager utterances written independently of the
+The corpus (agents/data/reader_train/extraction_corpus.jsonl) holds manager utterances written independently of the
 imitator's templates, each with the question it answers and the table updates it should produce. Flags
 (`_unknown`, `_clarify` = demand_period / ambiguous / contradiction / demand_spread, `_penalty_per_day`, `_correction`,
 `_invalid`) count as fields too, so "it asked for a clarification when it should" is scored like a value.
@@ -21,7 +21,7 @@ from inventory.spec import normalise_value
 __all__ = ["CorpusReport", "DEFAULT_CORPUS", "HeldoutReport", "evaluate_corpus", "evaluate_heldout", "parsed_fields",
            "reader", "verify_checksums"]
 
-DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "extraction_corpus.jsonl"
+DEFAULT_CORPUS = Path(__file__).resolve().parent / "data" / "reader_train" / "extraction_corpus.jsonl"
 
 
 @dataclass
@@ -227,7 +227,7 @@ def verify_checksums(folder: str | Path) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     """Score a held-out-format dev file (`{"text", "fields", "ask"}` lines) with the offline reader.
 
-        .venv/bin/python -m agents.extraction_eval tests/data/extraction_dev_issue10.jsonl [-v]
+        .venv/bin/python -m agents.extraction_eval agents/data/reader_train/extraction_dev_issue10.jsonl [-v]
 
     Only for dev sets: a blind set is scored once, through benchmarks/bench_extraction.py --heldout.
     """

@@ -285,7 +285,34 @@ def _assign_how(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]],
     return _assign_weak(sentence, q, anchors, context)
 
 
+# terse notes: "lt 3d", "hzn 60 days", "K = 20", "h=0.02", "setup 18", "fee: 7.50" (the key right before the value;
+# one-letter keys only with "=" or ":", so "h" and "k" in running text are never read as keys)
+_KEY_VALUE = [(re.compile(r"(?:" + p + r")\s*$"), name, kinds) for p, name, kinds in (
+    (r"\b(?:lt|lead(?:[\s-]?time)?|leadtime)\s*(?:[:=]|is)?|\bl\s*[:=]", "lead_time", ("duration", "bare")),
+    (r"\b(?:hzn|hrzn|horizon|horiz)\s*(?:[:=]|is)?|\bt\s*[:=]", "time_horizon", ("duration", "bare")),
+    (r"\b(?:hc|holding(?:[\s-]?cost)?)\s*(?:[:=]|is)?|\bh\s*[:=]", "holding_cost", ("money", "bare")),
+    (r"\b(?:pen|penalty(?:[\s-]?cost)?|shortage[\s-]?cost|stock[\s-]?out[\s-]?cost)\s*(?:[:=]|is)?|\b[bp]\s*[:=]",
+     "penalty_cost", ("money", "bare")),
+    (r"\b(?:setup|set-up|set up|sc|ordering[\s-]?cost|order[\s-]?(?:fee|cost))\s*(?:[:=]|is)?|\bk\s*[:=]", "setup_cost",
+     ("money", "bare")),
+    (r"\b(?:max(?:imum)?[\s-]?inv(?:entory)?|imax|capacity|cap)\s*[:=]|\bcapacity(?: is)?", "max_inventory",
+     ("count", "bare")),
+    (r"\b(?:max(?:imum)?[\s-]?order(?:[\s-]?(?:size|qty|quantity))?|qmax|order[\s-]?(?:cap|limit))\s*(?:[:=]|is)?",
+     "max_order", ("count", "bare")),
+)]
+
+
+def _key_value(q: Quantity) -> str | None:
+    for rx, name, kinds in _KEY_VALUE:
+        if q.kind in kinds and rx.search(q.prefix[-30:]):
+            return name
+    return None
+
+
 def _assign_strong(q: Quantity, context: str | None) -> str | None:
+    key = _key_value(q)
+    if key is not None:
+        return key
     if q.kind == "count" or (q.kind == "bare" and not q.period and context not in ("lead_time", "time_horizon")):
         if re.search(r"\borders?\s+(?:over|above|bigger than|larger than|of more than|exceeding)\s*$", q.prefix) and \
                 re.search(r"\b(?:aren't|are not|isn't|is not|not|can't be|cannot be|won't be)\s+(?:\w+\s+)?"
@@ -326,6 +353,8 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
         params = ("holding_cost", "penalty_cost")  # a fixed fee per order is never charged per day or month
     if kind == "bare" and not (-10 <= q.value <= 10 or q.value == int(q.value)):
         params = tuple(p for p in params if p != "risk_tolerance")
+    if kind in ("bare", "count") and q.value != int(q.value):
+        params = tuple(p for p in params if p not in INTEGER_FIELDS)  # 0.05 is never a capacity or a day count
     near = _nearest(sentence, q, anchors, params)
     ctx = _context_param(context, kind)
     if near is not None and kind == "bare" and ctx is not None and near != ctx:
@@ -604,6 +633,75 @@ def _weekday_lead_time(sentence: str, context: str | None) -> int | None:
     return (names.index(second.group(1)) - names.index(first.group(1))) % 7 or 7
 
 
+# ---- the learned second reader: only where the rules are silent, only when sure ----------------------------
+#: the probability the learned reader needs before a number or a keyword field is stored (precision first)
+LEARNED_NUMBER_MIN = 0.6
+LEARNED_KEYWORD_MIN = 0.85
+LEARNED_VETO_MIN = 0.8  # 0: off
+LEARNED_VETO_MAX_KEPT = 0.05
+LEARNED_VETO_TO_NONE = True
+_learned_override: list = []  # experiments and tests: [reader] or [None] (rules only); empty -> the shipped model
+
+
+def use_learned_reader(reader) -> None:
+    """Replace the learned reader for this process (None: rules only); `use_learned_reader(...)` again to undo."""
+    _learned_override[:] = [reader]
+
+
+def _reader():
+    if _learned_override:
+        return _learned_override[0]
+    from agents.extraction_learned import learned_reader
+    return learned_reader()
+
+
+def _learned_allowed(q: Quantity, context: str | None, sentence: str) -> tuple[str, ...]:
+    kind = "money" if q.kind == "bare" and q.per_unit and q.period else q.kind
+    allowed = _KIND_PARAMS[kind]
+    if kind == "money" and q.period:
+        allowed = ("holding_cost", "penalty_cost")
+    if kind == "bare" and context not in MONEY_FIELDS and not q.period and not _COST_WORD.search(sentence):
+        allowed = tuple(p for p in allowed if p not in MONEY_FIELDS)
+    return tuple(p for p in allowed if p != "risk_tolerance")  # a risk number is only read from its own words
+
+
+def _learned_number(sentence: str, q: Quantity, context: str | None) -> tuple[str | None, str]:
+    reader = _reader()
+    if reader is None:
+        return None, "none"
+    param, p, _ = reader.number_field(sentence, q, context, _learned_allowed(q, context, sentence))
+    return (param, "learned") if param is not None and p >= LEARNED_NUMBER_MIN else (None, "none")
+
+
+def _learned_veto(sentence: str, q: Quantity, context: str | None, param: str, how: str) -> tuple[str | None, str]:
+    """A field chosen only by the nearest keyword is replaced when the learned reader is sure it is another one
+    (or no field at all) and gives the keyword's field almost no chance."""
+    reader = _reader()
+    if reader is None or how != "anchor" or not LEARNED_VETO_MIN:
+        return param, how
+    best, p, probs = reader.number_field(sentence, q, context, _learned_allowed(q, context, sentence) + (param,))
+    if best is None and not LEARNED_VETO_TO_NONE:
+        return param, how
+    if best != param and p >= LEARNED_VETO_MIN and probs.get(param, 0.0) <= LEARNED_VETO_MAX_KEPT:
+        return best, ("learned" if best is not None else "none")
+    return param, how
+
+
+def _learned_keywords(norm: str, out: ParseResult, seen: _Seen) -> None:
+    """Lost sale / backlog, perishability, demand type from the whole message when no rule fired on them."""
+    reader = _reader()
+    if reader is None:
+        return
+    for name in ("state_transition_model", "perishability", "demand_type"):
+        if name in out.values or name in out.conflicts or name in seen.keywords:
+            continue
+        if name == "demand_type" and (out.demand_period is not None or out.demand_mean is not None):
+            continue
+        value, p = reader.keyword(name, norm)
+        if value is not None and p >= LEARNED_KEYWORD_MIN:
+            out.values[name] = value
+
+
 @dataclass
 class _Seen:
     """Bookkeeping across the sentences of one message: where each value came from, to spot contradictions."""
@@ -647,6 +745,7 @@ def parse_utterance(text: str, context: str | None = None, known: dict[str, obje
         seen.corrections.extend((i, m.start()) for m in _CORRECTION.finditer(padded))
         _parse_sentence(padded, context, known, out, seen)
     _keyword_conflicts(out, seen)
+    _learned_keywords(norm, out, seen)
     if out.demand_mean is not None and _POISSON_CUES.search(norm):  # "... 6 a day. Kind of a Poisson thing"
         out.values.setdefault("demand_distribution", f"poisson({_fmt(out.demand_mean)})")
         out.values.setdefault("demand_type", "random")
@@ -780,6 +879,10 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
         if q.kind == "duration" and (_HISTORY_DURATION.search(q.prefix) or re.match(r"\s*ago\b", q.suffix)):
             continue  # "we've been open for 12 years" is the shop's history
         param, how = _assign_how(sentence, q, anchors, context)
+        if param is None:
+            param, how = _learned_number(sentence, q, context)
+        elif not (q.kind == "money" and _per_container(q) in seen.container_sizes):  # the model sees no conversion
+            param, how = _learned_veto(sentence, q, context, param, how)
         if param is None:
             continue
         if param == "demand_distribution":

@@ -88,6 +88,13 @@ def _replace_word_numbers(text: str) -> str:
     return _WORD_RUN.sub(repl, text)
 
 
+_CURRENCY_CODES = r"(?:usd|us\$|eur|euro?s?|gbp|cad|c\$|aud|a\$|nzd|nz\$|inr|rs\.?|rupees?|chf|sfr|zar|rands?|" \
+    r"sek|nok|dkk|jpy|yen|sgd|hkd|myr|php|pesos?|mxn|brl|r\$|pln|zloty)"
+# "CAD 40", "Rs. 1,500": a code before the number; "12.50 GBP", "250 rupees": after it (a pattern, then "$")
+_CODES_BEFORE = re.compile(rf"\b{_CURRENCY_CODES}\s?(?=\d)")
+_CODES_AFTER = re.compile(rf"(?<![\w$])(\d+(?:,\d{{3}})*(?:\.\d+)?)\s?{_CURRENCY_CODES}(?![\w$])")
+
+
 # idioms rewritten into plain quantities before scanning (order matters: longer phrases first)
 _IDIOMS: list[tuple[str, str]] = [
     (r"[\u2212\u2013\u2014]", "-"),
@@ -98,7 +105,10 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\bday after tomorrow\b", "2 days"),
     (r"\bzero (?=variation|variance|change|spread|difference|fluctuation|waste)", "no "),  # not a number
     (r"\b(?:from\s+)?one day to the next\b|\bfrom day to day\b", " day to day "),  # not "next day" = 1 day
-    (r"\b(?:the\s+)?(?:next|following)\s+(?:day|morning)\b", "1 day"),
+    (r"\bmornin'?(?=\s|$)", "morning"),
+    (r"\b(?:the\s+)?(?:next|following)[\s-]+(?:day|morning)\b", "1 day"),
+    (r"(?<!back )(?<!again )\b(?:tomorrow|tmrw|tmr|2moro|2morrow|tomoz)\b", "1 day"),  # not "come back tomorrow"
+    (r"\bthe day after\b", "1 day"),
     (r"\bovernight\b", "1 day"),
     (r"\bsame[\s-]day\b", "0 days"),
     # "right away" is a lead time only when it is about the delivery ("it arrives right away")
@@ -131,6 +141,16 @@ _IDIOMS: list[tuple[str, str]] = [
     # "a 6 pound handling charge": pounds as money only before a charge word (else it may be a weight)
     (r"\b(\d+(?:\.\d+)?) pounds? (?=(?:\w+ )?(?:charge|fee|cost|fine|penalty|surcharge)s?\b)", "\u00a3\\1 "),
     (r"(?<!or )\bminus\s+(?=\d)", "-"),
+    (r"\b(\d+(?:\.\d+)?)k\b", lambda m: f"{float(m.group(1)) * 1000:g}"),  # "1.2k bits"
+    (r"\b(0|\d+(?=,\d{1,2}\s?(?:[\u20ac$\u00a3]|eur|euro)))[,](\d{1,2})\b(?!,?\d)", r"\1.\2"),  # "0,05 €"
+    (r"(?<![$\u20ac\u00a3\d.,])(\d+(?:\.\d+)?)\s?([\u20ac$\u00a3])(?!\d)", r"\2\1"),  # "30 €", "15$"
+    # money written the way people write it: pence and cents letters, coin and note names, currency codes
+    (r"\b(\d+(?:\.\d+)?)\s?(?:p|c|ct|cts|pence|penny|paise)\b(?!\.?\s?m\b)", r"\1 cents"),
+    (r"\ba (?:tenner)\b", "$10"), (r"\ba (?:fiver)\b", "$5"),
+    (r"\ba (?:toonie)\b", "$2"), (r"\ba (?:loonie)\b", "$1"), (r"\ba (?:dime)\b", "10 cents"),
+    (r"\ba (?:nickel)\b", "5 cents"), (r"\ba (?:penny|cent)\b", "1 cents"), (r"\ba grand\b", "$1000"),
+    (r"[\u20b9\u00a5\u20a9\u20ba\u20b1\u20a6\u20b4\u20aa]", "$"),
+    (_CODES_BEFORE, "$"), (_CODES_AFTER, r"$\1"),
 ]
 _DURATION_WORDS = "day|week|month|year|quarter"
 # "a week" -> "1 week" only where it is a duration, not a rate ("42 a week")
@@ -200,7 +220,7 @@ def normalise_text(text: str) -> str:
     s = re.sub(r"\bplus\s+(?=\d)", "+", s)
     s = re.sub(r"\b(\d+) dozen\b", lambda m: str(int(m.group(1)) * 12), s)
     s = re.sub(r"\b(\d+) and a half\b", r"\1.5", s)
-    s = re.sub(r"\b(\d+) (?:hours|hrs)\b", lambda m: f"{int(m.group(1)) // 24} days" if int(m.group(1)) % 24 == 0
+    s = re.sub(r"\b(\d+)[ -]?(?:hours?|hrs?|h)\b", lambda m: f"{int(m.group(1)) // 24} days" if int(m.group(1)) % 24 == 0
                and int(m.group(1)) else m.group(0), s)
     s = _MONEY_AND_CENTS.sub(_money_and_cents, s)
     s = _a_period(s)
@@ -269,7 +289,7 @@ _QTY = re.compile(
 )
 _DUR_DAYS = {"day": 1, "d": 1, "business": 1, "working": 1, "week": 7, "wk": 7, "month": 30, "mo": 30, "year": 365, "yr": 365}
 _PERIOD_WORDS = [
-    (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?(?:day|night)\b|\bdaily\b|\bnightly\b|/\s*day\b", "day"),
+    (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?(?:day|night)\b|\bdaily\b|\bnightly\b|/\s*d(?:ay)?\b", "day"),
     (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?week\b|\bweekly\b|/\s*w(?:ee)?k\b", "week"),
     (r"(?:per|each|every)\s*(?:\w+\s+){0,3}?fortnight\b|\bfortnightly\b", "fortnight"),
     (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?month\b|\bmonthly\b|/\s*mo(?:nth)?\b", "month"),
