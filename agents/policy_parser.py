@@ -200,6 +200,7 @@ _TRIGGER_ORLESS = re.compile(
 )
 _TRIGGER_IS_ORLESS = re.compile(r"(?:\bis|\bare|\bhits?|\breaches|\bsits\s+at|\bat)\s+" + NUM
                                 + r"\s*(?:units?|items?)?\s+or\s+(?:fewer|less|below|lower|under)\b")
+_TRIGGER_LEAD_LT = re.compile(r"(?:^|[:;,.(\n]\s*)(?:below|under|fewer\s+than|less\s+than)\s+" + APPROX + NUM)  # "...: below 50, order"
 _TRIGGER_NOUN_LT = re.compile(r"(?:stock|inventory|position|level|count)\s+(?:is\s+|of\s+)?(?:below|under|less\s+than|"
                               r"lower\s+than|fewer\s+than)\s+" + APPROX + NUM)
 _TRIGGER_LEFT = re.compile(r"(?:have|has|with|are)\s+(?:only\s+)?" + NUM + r"\s*(?:units?|items?|[a-z]+)?\s+(?:or\s+(?:fewer|less)\s+)?left")
@@ -217,7 +218,7 @@ _MIN_EQ = re.compile(r"\bmin(?:imum)?(?:\s*[=:]|\s+(?:at|of|to|is))\s*" + NUM)
 _UPTO_VERB = re.compile(
     r"(?:order|ordering|replenish|restock|refill|fill|top|topping|bring|brings|bringing|raise|raising|build|rebuild|back|reset|restore|stock|get)"
     r"(?:\s+(?:it|inventory|stock|the\s+(?:inventory|stock|position|level)|your\s+(?:inventory|stock|position)|the\s+inventory\s+position|"
-    r"position|enough|units|back))*"
+    r"position|enough|units|back))*(?:\s+(?!to\b|up\b)[a-z]+){0,3}?(?:\s+right)?"
     r"(?:[\s-]+up)?[\s-]+to(?:\s+(?:a|the|an|your|its))?(?:\s+(?:target|level|total|max(?:imum)?|capacity|stock\s+level|inventory\s+level|position))*"
     r"(?:\s+(?:of|at|=|:))?\s*(?:\(S\)\s*(?:of|=|:)?\s*)?" + APPROX + NUM
 )
@@ -244,6 +245,7 @@ _QTY = [
     re.compile(r"\b" + NUM + r"[\s-]+units?[\s-]+(?:batch|lot|order)s?\b"),
     re.compile(r"(?<!max )(?<!maximum )(?<!largest )(?<!biggest )order\s+of\s+" + APPROX + NUM + NOT_TIME),
     re.compile(r"\bby\s+" + NUM + r"\s*(?:units?|items?|pieces)\b"),
+    re.compile(r"\b(?:put\s+)?(?:an?\s+)?order\s+(?:in\s+)?for\s+" + APPROX + NUM + NOT_TIME),  # "put an order in for 24"
 ]
 _MULTIPLES = re.compile(r"multiples?\s+of\s+" + NUM)
 _CAP = re.compile(
@@ -260,21 +262,28 @@ _EVERY_WEEKS = re.compile(r"\bevery\s+(\d+)\s+weeks\b")
 _WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10, "fourteen": 14}
 _RANGE_HIGH = re.compile(r"\s*(?:-|–|—|to|or)\s*\$?(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|%))")
 # a capacity the advice itself states ("your storage capacity is 80 units", "with room for 80")
-_ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|holds?\s+(?:at\s+most|up\s+to)?|"
-                           r"(?:can|could)\s+(?:only\s+)?(?:store|hold|fit|keep))\D{0,25}?"
-                           r"(\d+(?:\.\d+)?)(?=\s*(?:units?|items?|pieces|\.|,|;|\)|$|and\b|but\b|so\b|with\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
+_ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|(?:holds?|takes|fits|accommodates)\s+(?:at\s+most|up\s+to|only)?|"
+                           r"(?:can|could)\s+(?:only\s+)?(?:store|hold|fit|keep|take))\D{0,25}?"
+                           r"(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|hours?|months?|years?|minutes?|%|percent|dollars|cents)\b)(?=\s*(?:[a-z]+\s*)?(?:\.|,|;|\)|$|and\b|but\b|so\b|with\b|in\b|at\b|max\b|tops\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
                            r"(?:storage\s+)?capacity")
 # an order limit the advice itself states ("the supplier's maximum order is 40 units")
 _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?order(?:\s+(?:size|quantity))?(?:\s+(?:is|of|=|:|at))+\s*"
                             + NUM + r"|(?:supplier|vendor|wholesaler|truck|van)\D{0,30}?(?:caps?|limits?)\s+(?:each\s+|every\s+)?"
                             r"orders?\s+(?:at|to)\s+" + NUM + r"|(?:van|truck|lorry|supplier|vendor|wholesaler)\D{0,20}?"
                             r"(?:carries|delivers|brings|sends|takes|ships|accepts)\s+(?:at\s+most|up\s+to|no\s+more\s+than|"
-                            r"a\s+maximum\s+of)\s+" + NUM)
+                            r"a\s+maximum\s+of)\s+" + NUM + r"|\b(?:caps?|capped|limits?|limited)\s+(?:us\s+|each\s+|every\s+|all\s+|the\s+)*"
+                            r"(?:orders?|deliveries|shipments?|at)\s+(?:at\s+|to\s+)?" + NUM + r"|(?:won't|will\s+not|doesn't|does\s+not|"
+                            r"can't|cannot|don't|do\s+not)\s+(?:take|accept|ship|deliver|send|do)\s+(?:orders?\s+|more\s+than\s+)?"
+                            r"(?:over|above|more\s+than|bigger\s+than|larger\s+than|beyond)?\s*" + NUM)
 _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
 
 
-_ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:units?\s*)?(?:->|\u2192|=>|\u2248|~|,?\s*(?:so|i\.e\.|or|rounded(?:\s+up|\s+down)?\s+to|"
-                      r"round(?:ed)?\s+(?:it\s+|that\s+)?(?:up\s+|down\s+)?to|call\s+it|say|which\s+is)\s*,?\s*"
+_CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|"
+                        r"actually|wait)\s*[-,.\u2013\u2014\u2026]*\s*)+(?:make\s+(?:that|it)|i\s+mean|rather|scratch\s+that,?)?\s*"
+                        r"(\d+(?:\.\d+)?)(?=\s|[.,;:)]|$)", re.I)
+_ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:units?\s*)?(?:->|\u2192|=>|\u2248|~|,?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
+                      r"you\s+can\s+|let's\s+)?(?:so|i\.e\.|or|rounded(?:\s+up|\s+down)?\s+to|"
+                      r"round(?:ed)?\s+(?:it\s+|that\s+|this\s+)?(?:up\s+|down\s+)?to|call\s+it|say|which\s+is)\s*,?\s*"
                       r"(?:about\s+|roughly\s+)?)\s*(\d+)(?!\.?\d)")
 
 
@@ -288,6 +297,14 @@ def _normalise(text: str) -> str:
     text = re.sub(r"\b(?:a|one)\s+dozen\b", "12", text, flags=re.I)
     text = re.sub(r"\b(\d+)\s+dozen\b", lambda m: str(12 * int(m.group(1))), replace_number_words(text), flags=re.I)
     text = _ROUNDED.sub(_rounded, text)
+    text = _CORRECTED.sub(r"\1", text)  # "order 20 - no, make that 18" -> "order 18": the last value wins
+    text = re.sub(r"(?<![A-Za-z])([sSQR])\*", r"\1", text)  # "s* = 3, S* = 11": the optimum's notation
+    text = re.sub(r"\breorder\s+pt\b|\bROP\b", "reorder point", text, flags=re.I)
+    text = re.sub(r"\bordr\b", "order", text, flags=re.I)
+    text = re.sub(r"\b(order)\s+qty\b", r"\1 quantity", text, flags=re.I)
+    # "Reorder point = lead-time demand + safety stock = 21": the words of a formula between the name and its value
+    text = re.sub(r"((?:re-?order\s+point|order[\s-]+up[\s-]+to(?:\s+level)?|order\s+quantity)\s*=)[^=\d\n]{1,60}=\s*(?=\d)",
+                  r"\1 ", text, flags=re.I)
     t = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "14 + 25 = 39" -> "39"
     t = t.replace("\u2264", "<=").replace("**", "").replace("`", "")
     t = re.sub(r"[\u2010\u2011\u2012\u2013\u2014\u2212]", "-", t)  # non-breaking, figure, en/em dash, minus
@@ -340,16 +357,20 @@ def _distinct(found: list[_Found]) -> list[float]:
 
 
 _OPTION_LABEL = re.compile(r"\b(?:option|plan|alternative|choice|scenario|policy)\s+(?:#\s*)?([a-e1-5])(?![\w.])|"
-                           r"\(([a-e1-5])\)", re.I)
+                           r"\(([a-e1-5])\)|(?:^|\n|\|)\s*([A-E])\)", re.I)
 _RECOMMEND = re.compile(r"(?:recommend(?:ed|ation)?|suggest(?:ed|ion)?|go\s+with|choose|pick|prefer(?:red)?|best(?:\s+choice)?"
                         r"(?:\s+is)?|i'?d\s+take)\s*(?:is\s*)?[:\-]?\s*"
                         # the label needs its marker: "option B", "(c)", or a lone "B." at the end ("a policy" is no label)
-                        r"(?:(?:option|plan|policy|choice)\s+([a-e1-5])(?![\w])|\(([a-e1-5])\)|([a-e1-5])(?=\s*(?:[.!]|$)))", re.I)
+                        r"(?:(?:option|plan|policy|choice)\s+([a-e1-5])(?![\w])|\(([a-e1-5])\)|([a-e1-5])(?=\s*(?:[.!,;]|$)))", re.I)
 _RECOMMEND_AFTER = re.compile(r"\b(?:option|plan|policy|choice)\s+([a-e1-5])\s+(?:is|has|gives|looks|wins|comes)\b[^.\n]{0,60}?"
                               r"\b(?:best|my\s+pick|pick|cheapest|lowest|recommend\w*|winner|choice|go\s+with|prefer\w*)",
                               re.I)
 _REJECTED = re.compile(r"not\s+recommended|(?:don't|do\s+not|wouldn't|would\s+not)\s+recommend|advise\s+against|"
                        r"\brejected\b", re.I)
+
+
+_COLUMN = {"reorder at": "s", "reorder point": "s", "reorder level": "s", "order qty": "Q", "order quantity": "Q",
+           "order up to": "S", "order-up-to": "S", "order-up-to level": "S", "order up to level": "S"}
 
 
 def _table_rows(text: str) -> str:
@@ -361,7 +382,7 @@ def _table_rows(text: str) -> str:
     out, i = [], 0
     while i < len(lines):
         cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
-        keys = {j: c for j, c in enumerate(cells) if c in ("s", "S", "Q", "R")}
+        keys = {j: _COLUMN.get(c.lower(), c) for j, c in enumerate(cells) if c in ("s", "S", "Q", "R") or c.lower() in _COLUMN}
         if len(cells) >= 3 and keys and i + 1 < len(lines) and re.match(r"^\s*\|?\s*:?-{2,}", lines[i + 1]):
             i += 2
             while i < len(lines) and "|" in lines[i]:
@@ -382,7 +403,7 @@ def recommended_part(text: str) -> tuple[str, str]:
     option B's part; sentences that call a policy "not recommended" are dropped. Without a recommendation
     among several options the whole text is kept (and two values for one role stay "unparseable").
     """
-    labels = [(m.start(), (m.group(1) or m.group(2)).lower()) for m in _OPTION_LABEL.finditer(text)]
+    labels = [(m.start(), next(g for g in m.groups() if g).lower()) for m in _OPTION_LABEL.finditer(text)]
     rec = [m for m in _RECOMMEND.finditer(text)] + [m for m in _RECOMMEND_AFTER.finditer(text)]
     names = {n for _, n in labels}
     if len(names) >= 2:
@@ -428,7 +449,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
         capacity = stated_capacity
     stated_max_order = None
     for m in _ACK_MAX_ORDER.finditer(low):
-        g = next(i for i in (1, 2, 3) if m.group(i))
+        g = next(i for i in range(1, len(m.groups()) + 1) if m.group(i))
         stated_max_order = int(float(m.group(g)))
         x.used.add(m.start(g))
 
@@ -458,7 +479,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
         f.strict = False
         trig.append(f)
     trig += x.all(_REORDER_AT) + x.all(_TRIGGER_AT)
-    for f in x.all(_TRIGGER_BARE_LT) + x.all(_TRIGGER_NOUN_LT):
+    for f in x.all(_TRIGGER_BARE_LT) + x.all(_TRIGGER_NOUN_LT) + x.all(_TRIGGER_LEAD_LT):
         f.strict = True
         trig.append(f)
     for f in x.all(_TRIGGER_ORLESS) + x.all(_TRIGGER_IS_ORLESS) + x.all(_TRIGGER_LEFT):
@@ -585,6 +606,8 @@ _WEEKDAY_SCHEDULE = re.compile(rf"\b(?:every|each|on)\s+{_WEEKDAYS}s?\b|\b{_WEEK
 def _period(low: str) -> int | None:
     if _EVERY_OTHER_DAY.search(low):
         return 2
+    if re.search(rf"\bevery\s+(?:other|second|2nd|alternate)\s+{_WEEKDAYS}\b", low):
+        return 14
     m = _EVERY_WEEKS.search(low)
     if m:
         return 7 * int(m.group(1))
