@@ -124,7 +124,8 @@ _ANCHORS: dict[str, str] = {
     "setup_cost": r"set[\s-]?up|haul\w*|handling charge|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
                   r"plac\w*\s+(?:an\s+)?orders?|\bdelivery\b|deliveries|shipping|shipment|\btruck\b|\bfixed\b|"
                   r"\bflat\b|\bfees?\b|paperwork|admin\w*|ordering|courier\w*|call[\s-]?out|freight|carriage|postage|haulage|"
-                  r"(?:per|each|every|an?)\s+(?:restock|run|trip|drop|consignment)|a pop\b",
+                  r"(?:per|each|every|an?)\s+(?:restock|run|trip|drop|consignment|pickup|pick-up|collection|load|job)|a pop\b|"
+                  r"(?:order|delivery|ordering)\s+charges?",
     "risk_tolerance": r"risk\w*|riskscale|averse|cautious|conservative|aggressive|gambl\w*|\bsafe\b|neutral|"
                       r"\bscale\b|careful|\bbold\b",
 }
@@ -184,6 +185,8 @@ _PERISH_DURATION = re.compile(r"(?:die|wilt|spoil|rot|expire|go(?:es)? (?:bad|of
                               r"(?:\s+\w+){0,3}\s*$")
 
 
+_SHELF_LIFE_AFTER = re.compile(r"\s*(?:-\s*)?(?:\w+\s+)?(?:expiry|expiration|shelf[\s-]?life|best[\s-]?before|use[\s-]?by|"
+                               r"sell[\s-]?by|life\b|lifespan)")
 _WEAK_LEAD = re.compile(r"supplier|wholesaler|restock|receiv|replenish")
 # never values: a minimum order quantity ("at least 24 at a time", "MOQ 50") is not the largest order
 _MIN_BOUND = re.compile(r"(?:\bat least|\bminimum(?: order)?(?: quantity| size)?(?: of| is)?|\bmin(?:imum)?\.? order\w*"
@@ -260,6 +263,15 @@ def _nearest(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], pa
         if score < best_score:
             best, best_score = param, score
     return best
+
+
+def _clause(sentence: str, q: Quantity) -> str:
+    """The text around `q` up to the nearest clause boundary on each side."""
+    left = sentence[: q.start]
+    cuts = list(re.finditer(r"[,;:]|\band\b|\bbut\b|\s-\s", left))
+    start = cuts[-1].end() if cuts else 0
+    m = re.search(r"[,;:]|\band\b|\bbut\b|\s-\s", sentence[q.end:])
+    return sentence[start: q.end + (m.start() if m else len(sentence))]
 
 
 def _context_param(context: str | None, kind: str) -> str | None:
@@ -351,6 +363,8 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
         params = tuple(p for p in params if p not in MONEY_FIELDS)  # "we can keep 150" is not $150
     if kind == "money" and q.period:
         params = ("holding_cost", "penalty_cost")  # a fixed fee per order is never charged per day or month
+    if kind == "bare" and not q.period and _COST_WORD.search(_clause(sentence, q)):
+        params = tuple(p for p in params if p in MONEY_FIELDS) or params  # "order charge 10": money, not days
     if kind == "bare" and not (-10 <= q.value <= 10 or q.value == int(q.value)):
         params = tuple(p for p in params if p != "risk_tolerance")
     if kind in ("bare", "count") and q.value != int(q.value):
@@ -872,8 +886,8 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
         if q.kind == "duration" and re.search(r"\bwait(?:s|ing)?\s*(?:for\s+)?(?:up to\s+|about\s+|maybe\s+)?$",
                                               q.prefix):
             continue  # "they'll wait a few days": how long customers wait, not the lead time
-        if q.kind == "duration" and _PERISH_DURATION.search(q.prefix):
-            continue  # "flowers die within 1 day" is about perishability, not a horizon or lead time
+        if q.kind == "duration" and (_PERISH_DURATION.search(q.prefix) or _SHELF_LIFE_AFTER.match(q.suffix)):
+            continue  # "flowers die within 1 day", "a 2-year expiry": about perishability, not a horizon or lead time
         if q.kind == "bare" and _OTHER_NOUN.match(q.suffix):
             continue  # "3 staff", "2 branches": counts of something that is not stock
         if q.kind == "duration" and (_HISTORY_DURATION.search(q.prefix) or re.match(r"\s*ago\b", q.suffix)):

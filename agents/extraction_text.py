@@ -119,8 +119,8 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"(?<!per )(?<!each )(?<!every )\b(?:a\s+)?fortnight\b", "14 days"),  # "per fortnight" stays a rate
     # half a year is 182 or 183 days: two candidates, so the agent asks (never a silent pick)
     (r"\bhalf (?:a|one|the) year\b|\bhalf[\s-]year\b", "182 or 183 days"),
-    (r"\b(?:the\s+)?(?:next|coming|following|upcoming)\s+quarter\b", "90 days"),
-    (r"\b(?:the\s+)?(?:next|coming|following|upcoming)\s+(week|month|year)\b", r"1 \1"),
+    (r"\b(?:the\s+)?(?:next|coming|following|upcoming)\s+quarter\b", "next 90 days"),  # "next" keeps the horizon cue
+    (r"\b(?:the\s+)?(?:next|coming|following|upcoming)\s+(week|month|year)\b", r"next 1 \1"),
     (r"\bhalf (?:a )?dozen\b", "6"),
     (r"\ba couple(?: of)?(?= dozen)\b", "2"),
     (r"\ba couple(?: of)?\b", "2"),
@@ -201,10 +201,25 @@ _INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm
                            rf"(?:,\s*|\b(?:actually|no|sorry|oh|or)\s*,?\s*)make (?:it|that)\s+(?=[$\u20ac\u00a3]?\d|(?:a|an|{_NUMWORD})\b)")
 
 
+_INLINE_MARKER = re.compile(r"(?:^|(?<=\s))(\d{1,2})[.)][ \t]+(?=[A-Za-z])")
+
+
+def _inline_list(text: str) -> str:
+    """ "1. lead time 5 days 2. order fee 8 3. max 40": markers numbered 1, 2, 3, ... in one line become ". "."""
+    marks = list(_INLINE_MARKER.finditer(text))
+    run = [m for i, m in enumerate(marks) if int(m.group(1)) == i + 1]
+    if len(run) < 2 or len(run) != len(marks):
+        return text
+    for m in reversed(run):
+        text = text[: m.start()] + ". " + text[m.end():]
+    return text
+
+
 def _prepare(text: str) -> str:
     """Structure before case is lost: list markers removed, run-on sentences split."""
     if len(_LIST_MARKER.findall(text)) >= 2:  # a list has two items at least; a lone "3." is an answer
         text = _LIST_MARKER.sub(" ", text)
+    text = _inline_list(text)
     return _RUN_ON.sub(". ", text)
 
 

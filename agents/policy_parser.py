@@ -178,7 +178,8 @@ _TRIGGER = re.compile(
     + r"(?P<orless>\s*(?:units?|items?|pieces|[a-z]+)?\s*or\s+(?:below|less|fewer|lower|under))?"
 )
 _TRIGGER_HIT = re.compile(r"(?:reaches|reached|hits?|touches|gets\s+down\s+to)\s+" + APPROX + NUM)
-_REORDER_AT = re.compile(r"re-?order\s+(?:somewhere\s+)?(?:at|around|near|about)\s+" + APPROX + NUM + NOT_TIME)
+_REORDER_AT = re.compile(r"re-?order(?:\s+(?!at\b|around\b|near\b|about\b|when\b|if\b)[a-z]+){0,2}?\s+(?:somewhere\s+)?"
+                         r"(?:at|around|near|about)\s+" + APPROX + NUM + NOT_TIME)
 # "set the trigger at 16 units and the batch at 48"
 _TRIGGER_AT = re.compile(r"\btrigger(?:\s+(?:point|level))?\s+(?:at|of|to|=|:)\s*" + APPROX + NUM)
 _BATCH_AT = re.compile(r"\b(?:batch|lot)(?:\s+size)?\s+(?:at|of|to|=|:)\s*" + APPROX + NUM)
@@ -216,10 +217,11 @@ _MIN_MAX = re.compile(r"\bmin(?:imum)?\s*[=:]?\s*" + NUM + r"\s*(?:units?)?\s*(?
 _MIN_EQ = re.compile(r"\bmin(?:imum)?(?:\s*[=:]|\s+(?:at|of|to|is))\s*" + NUM)
 
 _UPTO_VERB = re.compile(
-    r"(?:order|ordering|replenish|restock|refill|fill|top|topping|bring|brings|bringing|raise|raising|build|rebuild|back|reset|restore|stock|get)"
+    r"(?:order|ordering|replenish|restock|refill|fill|filled|top|topping|topped|bring|brings|bringing|brought|raise|raising|raised|"
+    r"build|rebuild|back|reset|restore|stock|get)"
     r"(?:\s+(?:it|inventory|stock|the\s+(?:inventory|stock|position|level)|your\s+(?:inventory|stock|position)|the\s+inventory\s+position|"
     r"position|enough|units|back))*(?:\s+(?!to\b|up\b)[a-z]+){0,3}?(?:\s+right)?"
-    r"(?:[\s-]+up)?[\s-]+to(?:\s+(?:a|the|an|your|its))?(?:\s+(?:target|level|total|max(?:imum)?|capacity|stock\s+level|inventory\s+level|position))*"
+    r"(?:[\s-]+up)?(?:\s+(?:daily|weekly|each\s+day|every\s+day|every\s+morning))?[\s-]+to(?:\s+(?:a|the|an|your|its))?(?:\s+(?:target|level|total|max(?:imum)?|capacity|stock\s+level|inventory\s+level|position))*"
     r"(?:\s+(?:of|at|=|:))?\s*(?:\(S\)\s*(?:of|=|:)?\s*)?" + APPROX + NUM
 )
 _UPTO_NAMED = re.compile(
@@ -243,9 +245,11 @@ _QTY = [
     re.compile(r"(?:batch(?:es)?|lots?|cases?|pallets?|shipments?)\s+of\s+" + APPROX + NUM),
     re.compile(NUM + r"\s*(?:units?|items?|pieces)?\s+(?:at\s+a\s+time|per\s+order|each\s+time|every\s+time|per\s+replenishment)"),
     re.compile(r"\b" + NUM + r"[\s-]+units?[\s-]+(?:batch|lot|order)s?\b"),
-    re.compile(r"(?<!max )(?<!maximum )(?<!largest )(?<!biggest )order\s+of\s+" + APPROX + NUM + NOT_TIME),
+    re.compile(r"(?<!max )(?<!maximum )(?<!largest )(?<!biggest )orders?\s+of\s+" + APPROX + NUM + NOT_TIME),
     re.compile(r"\bby\s+" + NUM + r"\s*(?:units?|items?|pieces)\b"),
-    re.compile(r"\b(?:put\s+)?(?:an?\s+)?order\s+(?:in\s+)?for\s+" + APPROX + NUM + NOT_TIME),  # "put an order in for 24"
+    re.compile(r"\b(?:put\s+)?(?:an?\s+)?order\s+(?:in\s+)?(?:(?:a|each|every|per)\s+(?:day|week|fortnight|month)\s+)?for\s+"
+               + APPROX + NUM + NOT_TIME),  # "put an order in for 24", "one order a month for 900"
+    re.compile(r"\border\s+the\s+full\s+" + NUM + NOT_TIME),
 ]
 _MULTIPLES = re.compile(r"multiples?\s+of\s+" + NUM)
 _CAP = re.compile(
@@ -255,14 +259,14 @@ _CAP = re.compile(
 _DAILY = re.compile(r"\b(?:every|each|per|a)\s+(?:single\s+)?(?:day|period|morning|evening|review)\b|\bdaily\b")
 _EVERY_N = re.compile(r"every\s+(?:(\d+)|(two|three|four|five|six|seven|ten|fourteen))\s+days?|\bevery\s+(other\s+|second\s+)?week\b|\bweekly\b|\bevery\s+(two|2)\s+weeks\b|\bfortnightly\b|\bbi-?weekly\b|\b(?:every|each|once\s+a)\s+(fortnight)\b")
 _EVERY_OTHER_DAY = re.compile(r"\bevery\s+(?:other|second|2nd)\s+day\b|\balternate\s+days\b")
-_MONTHLY = re.compile(r"\bonce\s+a\s+month\b|\bevery\s+month\b|\beach\s+month\b|\bmonthly\s+(?:order|review|delivery|"
+_MONTHLY = re.compile(r"\bonce\s+a\s+month\b|\b(?:one|an?)\s+order\s+(?:a|per|each|every)\s+month\b|\bevery\s+month\b|\beach\s+month\b|\bmonthly\s+(?:order|review|delivery|"
                       r"replenishment|schedule|cycle)|\b(?:order|review|restock|replenish)\w*\s+(?:\w+\s+){0,3}?monthly\b|"
                       r"(?:^|[.;:]\s*)monthly\b")
 _EVERY_WEEKS = re.compile(r"\bevery\s+(\d+)\s+weeks\b")
 _WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10, "fourteen": 14}
 _RANGE_HIGH = re.compile(r"\s*(?:-|–|—|to|or)\s*\$?(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|%))")
 # a capacity the advice itself states ("your storage capacity is 80 units", "with room for 80")
-_ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|(?:holds?|takes|fits|accommodates)\s+(?:at\s+most|up\s+to|only)?|"
+_ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|(?:holds?|takes?|fits?|accommodates?)\s+(?:at\s+most|up\s+to|only)?|"
                            r"(?:can|could)\s+(?:only\s+)?(?:store|hold|fit|keep|take))\D{0,25}?"
                            r"(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|hours?|months?|years?|minutes?|%|percent|dollars|cents)\b)(?=\s*(?:[a-z]+\s*)?(?:\.|,|;|\)|$|and\b|but\b|so\b|with\b|in\b|at\b|max\b|tops\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
                            r"(?:storage\s+)?capacity")
@@ -278,13 +282,25 @@ _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?o
 _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
 
 
-_CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|"
+_CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|"
                         r"actually|wait)\s*[-,.\u2013\u2014\u2026]*\s*)+(?:make\s+(?:that|it)|i\s+mean|rather|scratch\s+that,?)?\s*"
                         r"(\d+(?:\.\d+)?)(?=\s|[.,;:)]|$)", re.I)
-_ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:units?\s*)?(?:->|\u2192|=>|\u2248|~|,?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
+_ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*)?(?:->|\u2192|=>|\u2248|~|,?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
                       r"you\s+can\s+|let's\s+)?(?:so|i\.e\.|or|rounded(?:\s+up|\s+down)?\s+to|"
                       r"round(?:ed)?\s+(?:it\s+|that\s+|this\s+)?(?:up\s+|down\s+)?to|call\s+it|say|which\s+is)\s*,?\s*"
                       r"(?:about\s+|roughly\s+)?)\s*(\d+)(?!\.?\d)")
+
+
+_MEANT_NOT = re.compile(r"[.,;\u2026\s-]*\b(?:sorry,?\s+|oops,?\s+)?i\s+meant\s+(\d+(?:\.\d+)?)[^.\d]{0,25}?,?\s*not\s+(\d+(?:\.\d+)?)\b",
+                        re.I)
+
+
+def _apply_meant(text: str) -> str:
+    for m in list(_MEANT_NOT.finditer(text))[::-1]:
+        right, wrong = m.group(1), m.group(2)
+        head = re.sub(rf"(?<![\d.]){re.escape(wrong)}(?![\d.])", right, text[: m.start()])
+        text = head + text[m.end():]
+    return text
 
 
 def _rounded(m: re.Match) -> str:
@@ -296,15 +312,23 @@ def _normalise(text: str) -> str:
     text = re.sub(r"\bhalf\s+a\s+dozen\b", "6", text, flags=re.I)
     text = re.sub(r"\b(?:a|one)\s+dozen\b", "12", text, flags=re.I)
     text = re.sub(r"\b(\d+)\s+dozen\b", lambda m: str(12 * int(m.group(1))), replace_number_words(text), flags=re.I)
+    text = text.replace("**", "").replace("`", "")
+    text = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/·]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "36 + 7.68 = 43.68"
     text = _ROUNDED.sub(_rounded, text)
+    text = _apply_meant(text)  # "... 80 bottles ... sorry, I meant 8 bottles, not 80" -> 8 everywhere
     text = _CORRECTED.sub(r"\1", text)  # "order 20 - no, make that 18" -> "order 18": the last value wins
     text = re.sub(r"(?<![A-Za-z])([sSQR])\*", r"\1", text)  # "s* = 3, S* = 11": the optimum's notation
+    text = re.sub(r"\b(level|point|quantity|policy)\s+for\s+[a-z' -]{1,30}:", r"\1:", text, flags=re.I)  # "level for X: 20"
+    text = re.sub(r"\s@\s*(?=\d)", " at ", text)  # SMS: "reorder @ 9, order up 2 30"
+    text = re.sub(r"\bup\s+2\s+(?=\d)", "up to ", text, flags=re.I)
     text = re.sub(r"\breorder\s+pt\b|\bROP\b", "reorder point", text, flags=re.I)
     text = re.sub(r"\bordr\b", "order", text, flags=re.I)
     text = re.sub(r"\b(order)\s+qty\b", r"\1 quantity", text, flags=re.I)
     # "Reorder point = lead-time demand + safety stock = 21": the words of a formula between the name and its value
     text = re.sub(r"((?:re-?order\s+point|order[\s-]+up[\s-]+to(?:\s+level)?|order\s+quantity)\s*=)[^=\d\n]{1,60}=\s*(?=\d)",
                   r"\1 ", text, flags=re.I)
+    text = re.sub(r"(?<![A-Za-z])([sSQR])\s*[=≈]\s*[^=≈\d\n;.\\]{1,40}[=≈→]\s*(?=\d)", r"\1 = ", text)  # "S = s + EOQ ≈ 146"
+    text = re.sub(r"(?<![A-Za-z])([sSQR])\s*[≈~]\s*(?=\d)", r"\1 = ", text)  # "S ≈ 110-120"
     t = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "14 + 25 = 39" -> "39"
     t = t.replace("\u2264", "<=").replace("**", "").replace("`", "")
     t = re.sub(r"[\u2010\u2011\u2012\u2013\u2014\u2212]", "-", t)  # non-breaking, figure, en/em dash, minus
