@@ -247,7 +247,8 @@ _QTY = [
     re.compile(r"\b" + NUM + r"[\s-]+units?[\s-]+(?:batch|lot|order)s?\b"),
     re.compile(r"(?<!max )(?<!maximum )(?<!largest )(?<!biggest )orders?\s+of\s+" + APPROX + NUM + NOT_TIME),
     re.compile(r"\bby\s+" + NUM + r"\s*(?:units?|items?|pieces)\b"),
-    re.compile(r"\b(?:put\s+)?(?:an?\s+)?order\s+(?:in\s+)?(?:(?:a|each|every|per)\s+(?:day|week|fortnight|month)\s+)?for\s+"
+    re.compile(r"\b(?:put\s+)?(?:an?\s+)?order\s+(?:in\s+)?(?:(?:a|each|every|per)\s+(?:day|week|fortnight|month)\s+)?"
+               r"(?:be\s+|is\s+|should\s+be\s+)?for\s+"
                + APPROX + NUM + NOT_TIME),  # "put an order in for 24", "one order a month for 900"
     re.compile(r"\border\s+the\s+full\s+" + NUM + NOT_TIME),
 ]
@@ -266,7 +267,7 @@ _EVERY_WEEKS = re.compile(r"\bevery\s+(\d+)\s+weeks\b")
 _WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10, "fourteen": 14}
 _RANGE_HIGH = re.compile(r"\s*(?:-|–|—|to|or)\s*\$?(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|%))")
 # a capacity the advice itself states ("your storage capacity is 80 units", "with room for 80")
-_ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|(?:holds?|takes?|fits?|accommodates?)\s+(?:at\s+most|up\s+to|only)?|"
+_ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|(?:holds?|takes?|fits?|accommodates?)(?!\s+(?:to|it|a\s+while|time|longer|\d+\s*(?:days?|weeks?|hours?)))\s+(?:at\s+most|up\s+to|only)?|"
                            r"(?:can|could)\s+(?:only\s+)?(?:store|hold|fit|keep|take))\D{0,25}?"
                            r"(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|hours?|months?|years?|minutes?|%|percent|dollars|cents)\b)(?=\s*(?:[a-z]+\s*)?(?:\.|,|;|\)|$|and\b|but\b|so\b|with\b|in\b|at\b|max\b|tops\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
                            r"(?:storage\s+)?capacity")
@@ -282,7 +283,7 @@ _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?o
 _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
 
 
-_CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|"
+_CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|typo|"
                         r"actually|wait)\s*[-,.\u2013\u2014\u2026]*\s*)+(?:make\s+(?:that|it)|i\s+mean|rather|scratch\s+that,?)?\s*"
                         r"(\d+(?:\.\d+)?)(?=\s|[.,;:)]|$)", re.I)
 _ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*)?(?:->|\u2192|=>|\u2248|~|,?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
@@ -318,7 +319,8 @@ def _normalise(text: str) -> str:
     text = _apply_meant(text)  # "... 80 bottles ... sorry, I meant 8 bottles, not 80" -> 8 everywhere
     text = _CORRECTED.sub(r"\1", text)  # "order 20 - no, make that 18" -> "order 18": the last value wins
     text = re.sub(r"(?<![A-Za-z])([sSQR])\*", r"\1", text)  # "s* = 3, S* = 11": the optimum's notation
-    text = re.sub(r"\b(level|point|quantity|policy)\s+for\s+[a-z' -]{1,30}:", r"\1:", text, flags=re.I)  # "level for X: 20"
+    text = re.sub(r"\b(level|point|quantity|policy)\s+for\s+[a-z' -]{1,30}?(?::|\s+(?=be\s|is\s|should\s|of\s|at\s|=))",
+                  r"\1 ", text, flags=re.I)  # "level for X: 20", "point for fan belts be set at 42"
     text = re.sub(r"\s@\s*(?=\d)", " at ", text)  # SMS: "reorder @ 9, order up 2 30"
     text = re.sub(r"\bup\s+2\s+(?=\d)", "up to ", text, flags=re.I)
     text = re.sub(r"\breorder\s+pt\b|\bROP\b", "reorder point", text, flags=re.I)
