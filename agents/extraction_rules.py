@@ -175,9 +175,11 @@ _ITEM_PRICE = re.compile(r"(?:bought|buy|purchase\w*(?! orders?)|pay|paid|sells?
                          r"item costs?|unit costs?|wholesale)\b[^,;]{0,30}?(?:at|for|of|is)?\s*(?:about|around|"
                          r"roughly)?\s*$")
 # "we've been open for 12 years", "started 3 years ago": the shop's history, not a horizon or lead time
-_HISTORY_DURATION = re.compile(r"(?:\bopen|in business|running|operating|trading|been (?:here|around|doing this)|"
-                               r"established|founded|started|opened|had (?:the|this) (?:shop|store|place))\b[^,.;]{0,15}?"
-                               r"(?:\bfor|\bsince|\bin)?(?:\s+(?:about|over|almost|nearly|more than|some))?\s*$")
+_HISTORY_DURATION = re.compile(r"(?:(?:\bopen|in business|been (?:here|around|doing this)|established|founded|started|opened|"
+                               r"had (?:the|this) (?:shop|store|place))\b[^,.;]{0,15}?|"
+                               # "running for 12 years", "trading the shop for 3": the verb right before, not "running shoes"
+                               r"\b(?:running|operating|trading)(?: (?:the|this|our|my) (?:shop|store|business|place))?)"
+                               r"(?:\bfor|\bsince|\bin|\s+for|\s+since|\s+in)?(?:\s+(?:about|over|almost|nearly|more than|some))?\s*$")
 _OTHER_NOUN = re.compile(r"\s*(?:of us\b|of them (?:work|here)|staff|employees|people|workers|colleagues|assistants|branches|stores|shops|"
                          r"locations|outlets|kids|children|percent|%|times|stars|registers|tills|aisles|minutes?|mins?|"
                          r"hours?|hrs?|miles?|km|kilometers?|kilometres?)\b")
@@ -197,8 +199,10 @@ _OTHER_THINGS = re.compile(r"\s*(?:[a-z-]+\s+)?(?:vans|trucks|lorries|cars|drive
                            r"partners|managers|sites|staff|employees|people|workers|branches|stores|shops)\b")
 # a cost per pallet / case: divided by the units in one when the message says how many (PROCEDURE.md)
 _CONTAINER = r"(pallet|case|crate|carton|box|pack)"
-_PER_CONTAINER_SUFFIX = re.compile(r"^\s*(?:[a-z]+\s+){0,2}?(?:per|a|an|each|every|for each|/)\s*" + _CONTAINER + r"\b")
-_PER_CONTAINER_PREFIX = re.compile(r"\b(?:per|each|every|for each|for every|for a|a)\s+" + _CONTAINER + r"\b[^,.;]{0,40}$")
+_PER_CONTAINER_SUFFIX = re.compile(r"^\s*(?:[a-z]+\s+){0,2}?(?:per|a|an|each|every|for each|for an?|for one|/)\s*" + _CONTAINER
+                                   + r"\b")
+_PER_CONTAINER_PREFIX = re.compile(r"(?:\b(?:per|each|every|for each|for every|for a|a)\s+|^\s*)" + _CONTAINER
+                                   + r"\b[^,.;]{0,40}$")
 _CONTAINER_SIZE = [
     re.compile(r"\b(\d+)\s+(?:[a-z]+\s+)?(?:to|per|in|on)\s+(?:a|an|each|one|every|the)\s+" + _CONTAINER + r"\b"),
     re.compile(r"\b" + _CONTAINER + r"s?\s+(?:has|holds|is|contains|takes|carries|of|=|:)\s+(?:only\s+|about\s+)?(\d+)\b"),
@@ -263,6 +267,11 @@ def _nearest(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], pa
         if score < best_score:
             best, best_score = param, score
     return best
+
+
+def _moneyish(q: Quantity, sentence: str) -> bool:
+    """Money, or a plain number said as a rate or next to a cost word ("1.40 a week to store", "costs 2.40")."""
+    return q.kind == "money" or (q.kind == "bare" and (q.period is not None or bool(_COST_WORD.search(_clause(sentence, q)))))
 
 
 def _clause(sentence: str, q: Quantity) -> str:
@@ -447,7 +456,7 @@ _LOST = re.compile(r"(?:won't|don't|do not|will not|never|can't|nobody|no one|no
                    r"lose the sale|sales? (?:is|are) (?:simply |just |then )?lost|walk(?:s|ed|ing)? (?:away|out|off)|go(?:es)? (?:to )?"
                    r"(?:elsewhere|somewhere else|another|a competitor|the competition|the shop down)|"
                    r"buy (?:it )?elsewhere|competitor|\bleave\w*(?! (?:a|an|their|his|her) (?:deposit|name|number|details|order|note|"
-                   r"message))|shop down the road|take their business|"
+                   r"message))(?!\s+(?:[\w']+\s+){1,3}with us)|shop down the road|take their business|"
                    r"don't come back|never come back|gone for good|\bgone\b|"
                    r"(?:down|across|up) the (?:street|road)|\bonline\b|amazon|"
                    r"(?:another|other|the next|a different) (?:shop|store|place|supplier|seller)|"
@@ -506,7 +515,7 @@ _MIXED = re.compile(r"\bsome\b[^.;]{0,60}\b(?:others?|some|rest|most|many|a lot|
 # "if we're out they nip to Screwfix": an out-of-stock condition and customers going to some other place
 _OUT_COND = re.compile(r"\b(?:run|runs|ran|running) (?:out|dry|short)|\b(?:we're|we are|we were|i'm|i am|is|are) (?:out|short)\b|"
                        r"\bout of (?:stock|it|them|\w+)|\b(?:don't|do not|didn't|haven't|have not|havent|dont) (?:have|got)\b|"
-                       r"\bhaven't got|\bnone (?:left|in)|\bsold out|\bno stock|\bif there (?:is|are|'s) (?:none|nothing)|"
+                       r"\bhaven't got|\bnone (?:left|in)|\bsold out|\bno stock|\bthere(?: is|'s| are) (?:none|nothing|no)\b|"
                        r"\bcan't (?:get|find|supply)|\bwhen (?:there's|there is) none|\bwithout (?:one|it|stock)")
 _GO_TO = re.compile(r"\b(?:go|goes|going|went|nip|nips|pop|pops|run|runs|head|heads|off|drive|drives|walk|walks|hop|hops|"
                     r"try|tries|trot|trots|shoot|shoots|dash|dashes|leg it)\s+(?:\w+\s+){0,2}?(?:to|over to|down to|round to|"
@@ -763,7 +772,7 @@ def parse_utterance(text: str, context: str | None = None, known: dict[str, obje
     sentences = _merge_labels(split_sentences(norm) or [norm], norm)
     seen = _Seen()
     seen.container_sizes, seen.container_numbers = _container_sizes(sentences)
-    if seen.container_sizes and not any(q.kind == "money" and _per_container(q) in seen.container_sizes
+    if seen.container_sizes and not any(_moneyish(q, sentence) and _per_container(q) in seen.container_sizes
                                         for sentence in sentences for q in scan_quantities(" " + sentence + " ")):
         seen.container_sizes, seen.container_numbers = {}, set()  # "a pallet is 60 units" alone: a size, not a rate
     for i, sentence in enumerate(sentences):
@@ -882,9 +891,10 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             continue  # "room 12", "aisle 4": a label
         if q.kind == "bare" and _OTHER_THINGS.match(q.suffix):
             continue  # "3 delivery vans", "12 staff"
-        if q.kind == "money":
+        if _moneyish(q, sentence):
             container = _per_container(q)
             if container is not None and container in seen.container_sizes:
+                q.kind, q.per_unit = "money", True  # a cost per container is a cost per unit once divided
                 size = seen.container_sizes[container]
                 out.notes.append(f"{_fmt(q.raw)} per {container} at {_fmt(size)} units per {container} is "
                                  f"{_fmt(round(q.value / size, 6))} per unit")

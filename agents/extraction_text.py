@@ -216,7 +216,8 @@ def _inline_list(text: str) -> str:
 
 
 def _prepare(text: str) -> str:
-    """Structure before case is lost: list markers removed, run-on sentences split."""
+    """Structure before case is lost: list markers removed, run-on sentences split, "R150" (rand) as money."""
+    text = re.sub(r"(?<![\w$])R\s?(?=\d)", "$", text)
     if len(_LIST_MARKER.findall(text)) >= 2:  # a list has two items at least; a lone "3." is an answer
         text = _LIST_MARKER.sub(" ", text)
     text = _inline_list(text)
@@ -312,7 +313,8 @@ _PERIOD_WORDS = [
 ]
 _PREFIX_PERIOD = [(r"\bfor (?:1|one) (day|week|month|year)\b(?:\s+\w+){0,3}\s*$", ""),  # "for a month costs $1.20"
                   (r"\bdaily\s+(?:\w+\s+){0,4}$", "day"), (r"\bweekly\s+(?:\w+\s+){0,4}$", "week"),
-                  (r"\bmonthly\s+(?:\w+\s+){0,4}$", "month")]
+                  (r"\bmonthly\s+(?:\w+\s+){0,4}$", "month"),
+                  (r"\b(?:per|a|each|every|/)\s*(day|week|month|year)\s*(?:is|=|:|of|at|about|around)?\s*$", "")]  # "per month 60c"
 _PER_UNIT = re.compile(r"(?:per|a|an|each|every|/|for each|for every)\s*(?:lost\s+|missed\s+|extra\s+)?"
                        r"(?:unit|item|piece|one|box|bottle|case|pack|loaf|crate|product|thing|sale|sku|"
                        r"stem|sandwich|bag|widget|part)s?\b")
@@ -324,6 +326,17 @@ _COUNT_NOUN = re.compile(r"\s*(?:more\s+)?(?:(?!per\b|a\b|an\b|each\b|every\b)[a
 _APPROX = re.compile(r"\b(?:about|around|roughly|approximately|approx|maybe|like|some|or so|ish|perhaps|"
                      r"something like|in the region of|close to|nearly|almost|probably|guess|say)\b")
 _BOUNDARY = re.compile(r"[,;]|\band\b|\bbut\b|\s-\s")  # " - " joins clauses ("fee $40 - risk is -9")
+
+
+_PLURAL = re.compile(r"\s*(?:[a-z]+'?\s+)?([a-z]{3,}s)\b")
+_NOT_THINGS = set("""is was has as us this plus less its yes thanks days weeks months years hours minutes mins hrs
+times percent dollars bucks cents euros quid pence miles kms staff people employees workers branches stores shops
+kids children pounds""".split())
+
+
+def _plural_noun(suffix: str) -> bool:
+    m = _PLURAL.match(suffix)
+    return bool(m) and m.group(1) not in _NOT_THINGS and not m.group(1).endswith("ss")
 
 
 def scan_quantities(sentence: str) -> list[Quantity]:
@@ -383,8 +396,8 @@ def _single(sentence: str, m: re.Match[str]) -> Quantity:
     clause_end = _BOUNDARY.search(suffix_full)
     suffix = (suffix_full[: clause_end.start()] if clause_end else suffix_full)[:60]
     prefix = sentence[max(0, m.start() - 60): m.start()]
-    if kind == "bare" and _COUNT_NOUN.match(suffix_full):
-        kind = "count"
+    if kind == "bare" and (_COUNT_NOUN.match(suffix_full) or _plural_noun(suffix_full)):
+        kind = "count"  # "40 screens tops", "60 sets": a count of things, never a duration or money
     period = None
     if kind != "duration":
         head = suffix[:45]
