@@ -164,7 +164,8 @@ def _perish(rng, item):
         form = rng.choice([f"whatever {item} are left at closing get thrown out",
                            "leftovers spoil by the end of the day", "unsold stock goes in the bin every evening"])
         return form, {"perishability": "perishable"}
-    form = rng.choice(["nothing ever expires", f"the {item} keep for years", "nothing is thrown away",
+    # "the X keep for years" is a finite shelf life: the held-out conventions (v4 PROCEDURE.md) ask about it
+    form = rng.choice(["nothing ever expires", f"the {item} never go off", "nothing is thrown away",
                        "the stock doesn't go off"])
     return form, {"perishability": "non_perishable"}
 
