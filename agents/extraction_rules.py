@@ -584,8 +584,10 @@ def _demand(sentence: str, qs: list[Quantity], known: dict[str, object], out: Pa
     if q.is_range and q.high is not None:
         low, high = q.value, q.high
         mean = (low + high) / 2
-        if _UNIFORM_CUES.search(sentence) or not q.approx:
+        if _UNIFORM_CUES.search(sentence):
             family = "uniform"
+        else:
+            rnd = True  # "4 to 6 a day": it varies, but a range alone is no law (uniform only if said): asked
     if sd is not None:
         family = "normal"
     elif _NORMAL_CUES.search(sentence) and len(main) > 1:
