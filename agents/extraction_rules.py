@@ -269,6 +269,21 @@ def _nearest(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], pa
     return best
 
 
+_CORRECTION_GAP = re.compile(r"^\s*(?:[a-z]+\s*)?[,.;:\-\u2013\u2014\u2026]*\s*(?:(?:no|sorry|oops|actually|correction|wait|hang on|"
+                             r"hold on|i mean|i meant|make (?:it|that)|or rather|rather|scratch that|my bad|typo)\b"
+                             r"[\s,.;:\-\u2013\u2014\u2026!]*){1,3}(?:it's|its|it is|more like|really|about|to)?\s*$")
+
+
+def _corrects(sentence: str, last: tuple[str, Quantity] | None, q: Quantity) -> str | None:
+    """The field of the number just before when only a correction cue separates the two ("800, no sorry, 850")."""
+    if last is None:
+        return None
+    param, before = last
+    if q.kind not in ("bare", before.kind) or param == "demand_distribution":
+        return None
+    return param if _CORRECTION_GAP.match(sentence[before.end: q.start]) else None
+
+
 def _moneyish(q: Quantity, sentence: str) -> bool:
     """Money, or a plain number said as a rate or next to a cost word ("1.40 a week to store", "costs 2.40")."""
     return q.kind == "money" or (q.kind == "bare" and (q.period is not None or bool(_COST_WORD.search(_clause(sentence, q)))))
@@ -674,7 +689,7 @@ def _weekday_lead_time(sentence: str, context: str | None) -> int | None:
 #: how sure the learned reader must be to store a number / a keyword field, and to overrule a keyword-only choice
 #: (set by leave-one-corpus-out runs over the training corpora, never on a blind set; docs/dialogue.md)
 LEARNED_NUMBER_MIN = 0.6
-LEARNED_KEYWORD_MIN = 0.6
+LEARNED_KEYWORD_MIN = 0.8
 LEARNED_VETO_MIN = 0.7  # 0: off
 LEARNED_VETO_MAX_KEPT = 0.05
 LEARNED_VETO_TO_NONE = True
@@ -875,6 +890,7 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
     qs = scan_quantities(sentence)
     anchors = _anchors(sentence)
     demand_qs: list[Quantity] = []
+    last: tuple[str, Quantity] | None = None  # the field and number most recently read, for "7 days, sorry, 6"
     demand_how = "context"
     has_money = any(q.kind == "money" for q in qs)
     sd_cue = re.compile(r"(?:give or take|plus or minus|standard deviation(?: of| is)?|\bsd\b(?: of| is)?|"
@@ -918,7 +934,11 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
         if q.kind == "duration" and (_HISTORY_DURATION.search(q.prefix) or re.match(r"\s*ago\b", q.suffix)):
             continue  # "we've been open for 12 years" is the shop's history
         param, how = _assign_how(sentence, q, anchors, context)
-        if param is None:
+        corrects = _corrects(sentence, last, q)
+        if corrects is not None:
+            param, how = corrects, "anchor"  # the number right after "sorry," / "no wait," replaces the one before
+            seen.corrections.append((seen.sentence, q.start - 1))
+        elif param is None:
             param, how = _learned_number(sentence, q, context)
         elif not (q.kind == "money" and _per_container(q) in seen.container_sizes):  # the model sees no conversion
             param, how = _learned_veto(sentence, q, context, param, how)
@@ -941,6 +961,7 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             if param not in out.values and param not in out.conflicts:
                 out.ambiguous[param] = trial.ambiguous[param]
             continue
+        last = (param, q)
         if _offer(param, trial.values[param], how, q.start, out, seen):
             out.notes.extend(trial.notes)
             if param == "penalty_cost":

@@ -202,7 +202,7 @@ _TRIGGER_ORLESS = re.compile(
 _TRIGGER_IS_ORLESS = re.compile(r"(?:\bis|\bare|\bhits?|\breaches|\bsits\s+at|\bat)\s+" + NUM
                                 + r"\s*(?:units?|items?)?\s+or\s+(?:fewer|less|below|lower|under)\b")
 _TRIGGER_LEAD_LT = re.compile(r"(?:^|[:;,.(\n]\s*)(?:below|under|fewer\s+than|less\s+than)\s+" + APPROX + NUM)  # "...: below 50, order"
-_TRIGGER_NOUN_LT = re.compile(r"(?:stock|inventory|position|level|count)\s+(?:is\s+|of\s+)?(?:below|under|less\s+than|"
+_TRIGGER_NOUN_LT = re.compile(r"(?:stock|inventory|position|level|count|on[\s-]hand|pipeline|in\s+stock)\s+(?:is\s+|of\s+)?(?:below|under|less\s+than|"
                               r"lower\s+than|fewer\s+than)\s+" + APPROX + NUM)
 _TRIGGER_LEFT = re.compile(r"(?:have|has|with|are)\s+(?:only\s+)?" + NUM + r"\s*(?:units?|items?|[a-z]+)?\s+(?:or\s+(?:fewer|less)\s+)?left")
 _TRIGGER_SYMBOL = re.compile(r"(?:position|inventory|stock|ip|level|on[\s-]?hand|transit|on[\s-]?order|pipeline|total|\)|\bx)"
@@ -251,6 +251,7 @@ _QTY = [
                r"(?:be\s+|is\s+|should\s+be\s+)?for\s+"
                + APPROX + NUM + NOT_TIME),  # "put an order in for 24", "one order a month for 900"
     re.compile(r"\border\s+the\s+full\s+" + NUM + NOT_TIME),
+    re.compile(r"\b(?:eoq|economic\s+order\s+quantity)(?:\s*\(q\))?" + CONNECT + APPROX + NUM + NOT_TIME),
 ]
 _MULTIPLES = re.compile(r"multiples?\s+of\s+" + NUM)
 _CAP = re.compile(
@@ -276,14 +277,14 @@ _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?o
                             + NUM + r"|(?:supplier|vendor|wholesaler|truck|van)\D{0,30}?(?:caps?|limits?)\s+(?:each\s+|every\s+)?"
                             r"orders?\s+(?:at|to)\s+" + NUM + r"|(?:van|truck|lorry|supplier|vendor|wholesaler)\D{0,20}?"
                             r"(?:carries|delivers|brings|sends|takes|ships|accepts)\s+(?:at\s+most|up\s+to|no\s+more\s+than|"
-                            r"a\s+maximum\s+of)\s+" + NUM + r"|\b(?:caps?|capped|limits?|limited)\s+(?:us\s+|each\s+|every\s+|all\s+|the\s+)*"
+                            r"a\s+maximum\s+of)\s+" + NUM + r"|\b\w+'s\s+max(?:imum)?(?:\s+order)?\s+(?:is|of|=|:)\s*" + NUM + r"|\b(?:caps?|capped|limits?|limited)\s+(?:us\s+|each\s+|every\s+|all\s+|the\s+)*"
                             r"(?:orders?|deliveries|shipments?|at)\s+(?:at\s+|to\s+)?" + NUM + r"|(?:won't|will\s+not|doesn't|does\s+not|"
                             r"can't|cannot|don't|do\s+not)\s+(?:take|accept|ship|deliver|send|do)\s+(?:orders?\s+|more\s+than\s+)?"
                             r"(?:over|above|more\s+than|bigger\s+than|larger\s+than|beyond)?\s*" + NUM)
 _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
 
 
-_CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|typo|"
+_CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;()\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|typo|"
                         r"actually|wait)\s*[-,.\u2013\u2014\u2026]*\s*)+(?:make\s+(?:that|it)|i\s+mean|rather|scratch\s+that,?)?\s*"
                         r"(\d+(?:\.\d+)?)(?=\s|[.,;:)]|$)", re.I)
 _ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*)?(?:->|\u2192|=>|\u2248|~|,?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
