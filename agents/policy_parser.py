@@ -57,7 +57,7 @@ KINDS = ("ss", "sq", "rq", "base_stock", "constant", "periodic")
 NUM = r"(\d+(?:\.\d+)?)"
 APPROX = r"(?:(?:about|around|approximately|roughly|some|somewhere|between|in\s+the|within|~|≈)\s*){0,3}"
 NOT_TIME = r"(?!\s*(?:-|–|to)?\s*(?:days?|weeks?|months?|hours?|times?|%|percent|dollars|cents|am\b|pm\b))"
-CONNECT = r"(?:\s*(?:of|at|is|=|:|to|works\s+out\s+(?:to|at)|comes?\s+(?:out\s+)?to|should\s+be|be|set\s+at|set\s+to|around|about|approximately|equal\s+to|->|→|would\s+be|will\s+be|roughly|~|level|point|\(s\)|\(r\)|\(S\)|\(Q\)))*\s*"
+CONNECT = r"(?:\s*(?:of|at|is|=|:|to|works\s+out\s+(?:to|at)|comes?\s+(?:out\s+)?(?:to|at)|came\s+out\s+(?:to|at)|should\s+be|be|set\s+at|set\s+to|around|about|approximately|equal\s+to|->|→|would\s+be|will\s+be|roughly|~|level|point|\(s\)|\(r\)|\(S\)|\(Q\)))*\s*"
 
 
 @dataclass
@@ -169,7 +169,7 @@ _ON_HAND = re.compile(r"on[\s-]?hand|on\s+the\s+shel(?:f|ves)|physical(?:ly)?\s+
 _POSITION = re.compile(r"inventory[\s-]+position|on[\s-]+order|in[\s-]+transit|outstanding|pipeline|incoming|"
                        r"already[\s-]+ordered|position|on[\s-]+the[\s-]+way|en[\s-]+route|not\s+yet\s+(?:arrived|received)")
 
-_VERB = (r"(?:falls?|fallen|falling|drops?|dropped|dropping|goes|go|gets?|is|are|reaches|reach|reached|hits?|declines?"
+_VERB = (r"(?:falls?|fallen|falling|drops?|dropped|dropping|goes|go|gets?|is|are|'re|reaches|reach|reached|hits?|declines?"
          r"|dips?|sinks?|runs?\s+down|comes?\s+down|down|sits|stands|stays|remains)")
 _TRIGGER = re.compile(
     _VERB + r"\s+(?:(?P<le>to\s+or\s+(?:below|under|less\s+than)|at\s+or\s+(?:below|under|less\s+than)|equal\s+to\s+or\s+(?:below|less\s+than)"
@@ -220,7 +220,7 @@ _UPTO_VERB = re.compile(
     r"(?:order|ordering|replenish|restock|refill|fill|filled|top|topping|topped|bring|brings|bringing|brought|raise|raising|raised|"
     r"build|rebuild|back|reset|restore|stock|get)"
     r"(?:\s+(?:it|inventory|stock|the\s+(?:inventory|stock|position|level)|your\s+(?:inventory|stock|position)|the\s+inventory\s+position|"
-    r"position|enough|units|back))*(?:\s+(?!to\b|up\b)[a-z]+){0,3}?(?:\s+right)?"
+    r"position|enough|units|back))*(?:\s+(?!to\b|up\b|comes?\b|came\b|works?\b|is\b|was\b|be\b)[a-z]+){0,3}?(?:\s+right)?"
     r"(?:[\s-]+up)?(?:\s+(?:daily|weekly|each\s+day|every\s+day|every\s+morning))?[\s-]+to(?:\s+(?:a|the|an|your|its))?(?:\s+(?:target|level|total|max(?:imum)?|capacity|stock\s+level|inventory\s+level|position))*"
     r"(?:\s+(?:of|at|=|:))?\s*(?:\(S\)\s*(?:of|=|:)?\s*)?" + APPROX + NUM
 )
@@ -234,7 +234,8 @@ _CAPACITY = re.compile(
     r"(?:up\s+to|to|fill(?:\s+up)?)\s+(?:the\s+|your\s+|full\s+|its\s+)*(?:full\s+)?(?:storage\s+|warehouse\s+|shelf\s+)?"
     r"(?:capacity|limit|maximum|max)\b(?!\s*(?:order|of\s+\d))"
 )
-_BASE_STOCK = re.compile(r"base[\s-]*stock(?:\s+(?:level|target|policy))?(?:\s*\(S\))?(?:\s+(?:with|policy))?(?:\s+S)?" + CONNECT + APPROX + NUM)
+_BASE_STOCK = re.compile(r"base[\s-]*stock(?:\s+(?:level|target|policy))?(?:\s*\(S\))?(?:\s+(?:with|policy))?"
+                         r"(?:\s+(?:a|an|the))?(?:\s+(?:target|level))?(?:\s+S)?" + CONNECT + APPROX + NUM)
 _KEEP_AT = re.compile(r"keep(?:ing)?\s+(?:the\s+|your\s+)?(?:inventory\s+)?position\s+at\s+" + APPROX + NUM)
 
 _QTY = [
@@ -243,7 +244,7 @@ _QTY = [
                + APPROX + NUM + NOT_TIME + r"(?!\s*(?:or\s+(?:fewer|less|below)))"),
     re.compile(r"(?:order|batch|lot|reorder|replenishment|purchase)[\s-]+(?:quantity|size|amount)(?:\s*\(q\))?" + CONNECT + APPROX + NUM),
     re.compile(r"(?:batch(?:es)?|lots?|cases?|pallets?|shipments?)\s+of\s+" + APPROX + NUM),
-    re.compile(NUM + r"\s*(?:units?|items?|pieces)?\s+(?:at\s+a\s+time|per\s+order|each\s+time|every\s+time|per\s+replenishment)"),
+    re.compile(NUM + r"(?:\s+(?!or\b|and\b)[a-z]+){0,3}?\s+(?:at\s+a\s+time|per\s+order|each\s+time|every\s+time|per\s+replenishment)"),
     re.compile(r"\b" + NUM + r"[\s-]+units?[\s-]+(?:batch|lot|order)s?\b"),
     re.compile(r"(?<!max )(?<!maximum )(?<!largest )(?<!biggest )orders?\s+of\s+" + APPROX + NUM + NOT_TIME),
     re.compile(r"\bby\s+" + NUM + r"\s*(?:units?|items?|pieces)\b"),
@@ -270,7 +271,7 @@ _RANGE_HIGH = re.compile(r"\s*(?:-|–|—|to|or)\s*\$?(\d+(?:\.\d+)?)(?!\s*(?:d
 # a capacity the advice itself states ("your storage capacity is 80 units", "with room for 80")
 _ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|(?:holds?|takes?|fits?|accommodates?)(?!\s+(?:to|it|a\s+while|time|longer|\d+\s*(?:days?|weeks?|hours?)))\s+(?:at\s+most|up\s+to|only)?|"
                            r"(?:can|could)\s+(?:only\s+)?(?:store|hold|fit|keep|take))\D{0,25}?"
-                           r"(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|hours?|months?|years?|minutes?|%|percent|dollars|cents)\b)(?=\s*(?:[a-z]+\s*)?(?:\.|,|;|\)|$|and\b|but\b|so\b|with\b|in\b|at\b|max\b|tops\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
+                           r"(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|hours?|months?|years?|minutes?|%|percent|dollars|cents)\b)(?=\s*(?:[a-z]+\s*)?(?:\.|,|;|\)|$|\s-|\u2013|\u2014|and\b|but\b|so\b|with\b|in\b|at\b|max\b|tops\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
                            r"(?:storage\s+)?capacity")
 # an order limit the advice itself states ("the supplier's maximum order is 40 units")
 _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?order(?:\s+(?:size|quantity))?(?:\s+(?:is|of|=|:|at))+\s*"
@@ -284,7 +285,7 @@ _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?o
 _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
 
 
-_CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;()\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|typo|"
+_CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;()\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|typo|correction|"
                         r"actually|wait)\s*[-,.\u2013\u2014\u2026]*\s*)+(?:make\s+(?:that|it)|i\s+mean|rather|scratch\s+that,?)?\s*"
                         r"(\d+(?:\.\d+)?)(?=\s|[.,;:)]|$)", re.I)
 _ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*)?(?:->|\u2192|=>|\u2248|~|,?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
@@ -332,6 +333,7 @@ def _normalise(text: str) -> str:
                   r"\1 ", text, flags=re.I)
     text = re.sub(r"(?<![A-Za-z])([sSQR])\s*[=≈]\s*[^=≈\d\n;.\\]{1,40}[=≈→]\s*(?=\d)", r"\1 = ", text)  # "S = s + EOQ ≈ 146"
     text = re.sub(r"(?<![A-Za-z])([sSQR])\s*[≈~]\s*(?=\d)", r"\1 = ", text)  # "S ≈ 110-120"
+    text = re.sub(r"\b(EOQ)\s*=\s*[^\n;]{1,80}?=\s*(?=\d+(?:\.\d+)?(?:[,.;\s]|$))", r"\1 = ", text, flags=re.I)  # EOQ = sqrt(..) = 122
     t = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "14 + 25 = 39" -> "39"
     t = t.replace("\u2264", "<=").replace("**", "").replace("`", "")
     t = re.sub(r"[\u2010\u2011\u2012\u2013\u2014\u2212]", "-", t)  # non-breaking, figure, en/em dash, minus

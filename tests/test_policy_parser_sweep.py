@@ -86,6 +86,16 @@ def test_issue10_advice_dev_sets_stay_right(name):
     assert report.accuracy == 1.0, report.misses
 
 
+ADVICE_TRAIN = sorted((Path(__file__).parent.parent / "agents" / "data" / "advice_train").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", ADVICE_TRAIN, ids=lambda p: p.name)
+def test_advice_corpora_written_blind_to_the_code_stay_read(path):
+    # nine writers who never saw the parser; first scores 80-95% per set, now 92.5-100% (docs/dialogue.md)
+    report = evaluate_advice(path)
+    assert report.accuracy >= 0.925, report.misses
+
+
 def test_a_table_of_options_with_a_pick_gives_the_picked_row():
     text = ("| Policy | s | S | Expected cost |\n|---|---|---|---|\n| A | 10 | 40 | 5.20 |\n| B | 14 | 44 | 4.90 |\n\n"
             "Policy B has the lower cost, so that's my pick.")
