@@ -163,7 +163,7 @@ class _Found:
     strict: bool | None = None  # for triggers: True below, False at-or-below, None bare
 
 
-_ON_HAND = re.compile(r"on[\s-]?hand|on\s+the\s+shel(?:f|ves)|physical(?:ly)?\s+(?:stock|inventory|count|have|hold|in|there)|"
+_ON_HAND = re.compile(r"on[\s-]?hand|(?:only\s+)?the\s+stock\s+in\s+the\s+(?:shop|store)|on\s+the\s+shel(?:f|ves)|physical(?:ly)?\s+(?:stock|inventory|count|have|hold|in|there)|"
                       r"shelf\s+(?:stock|count)|in\s+the\s+(?:stockroom|fridge|freezer|cooler|back\s?room)|"
                       r"(?:have|left)\s+in\s+the\s+(?:store|shop)|count\s+only\s+what|only\s+what(?:'s|\s+is)\s+(?:on|in)")
 _POSITION = re.compile(r"inventory[\s-]+position|on[\s-]+order|in[\s-]+transit|outstanding|pipeline|incoming|"
@@ -286,9 +286,9 @@ _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recomm
 
 
 _CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;()\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|typo|correction|"
-                        r"actually|wait)\s*[-,.\u2013\u2014\u2026]*\s*)+(?:make\s+(?:that|it)|i\s+mean|rather|scratch\s+that,?)?\s*"
+                        r"actually|wait)\s*[-,.\u2013\u2014\u2026]*\s*)+(?:make\s+(?:that|it)|make\s+[sqr]\s*=|i\s+mean|rather|scratch\s+that,?)?\s*"
                         r"(\d+(?:\.\d+)?)(?=\s|[.,;:)]|$)", re.I)
-_ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*)?(?:->|\u2192|=>|\u2248|~|,?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
+_ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*)?(?:\([^()\n]{0,60}\)\s*)?(?:->|\u2192|=>|\u2248|~|,?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
                       r"you\s+can\s+|let's\s+)?(?:so|i\.e\.|or|rounded(?:\s+up|\s+down)?\s+to|"
                       r"round(?:ed)?\s+(?:it\s+|that\s+|this\s+)?(?:up\s+|down\s+)?to|call\s+it|say|which\s+is)\s*,?\s*"
                       r"(?:about\s+|roughly\s+)?)\s*(\d+)(?!\.?\d)")
@@ -464,7 +464,9 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     if choice:
         x.notes.append(choice)
     low = x.low
-    basis = "on_hand" if _ON_HAND.search(low) and not _POSITION.search(low) else "position"
+    position = [m for m in _POSITION.finditer(low)
+                if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind)\b[^.;:]{0,25}$", low[max(0, m.start() - 30):m.start()])]
+    basis = "on_hand" if _ON_HAND.search(low) and not position else "position"  # "ignore anything on order": on hand
 
     stated_capacity = None
     for m in _ACK_CAPACITY.finditer(low):
