@@ -178,7 +178,7 @@ _TRIGGER = re.compile(
     + r"(?P<orless>\s*(?:units?|items?|pieces|[a-z]+)?\s*or\s+(?:below|less|fewer|lower|under))?"
 )
 _TRIGGER_HIT = re.compile(r"(?:reaches|reached|hits?|touches|gets\s+down\s+to)\s+" + APPROX + NUM)
-_REORDER_AT = re.compile(r"re-?order(?:\s+(?!at\b|around\b|near\b|about\b|when\b|if\b)[a-z]+){0,2}?\s+(?:somewhere\s+)?"
+_REORDER_AT = re.compile(r"re-?order(?:\s+(?!at\b|around\b|near\b|about\b|when\b|if\b)[a-z-]+){0,3}?\s+(?:somewhere\s+)?"
                          r"(?:at|around|near|about)\s+" + APPROX + NUM + NOT_TIME)
 # "set the trigger at 16 units and the batch at 48"
 _TRIGGER_AT = re.compile(r"\btrigger(?:\s+(?:point|level))?\s+(?:at|of|to|=|:)\s*" + APPROX + NUM)
@@ -221,7 +221,8 @@ _UPTO_VERB = re.compile(
     r"build|rebuild|back|reset|restore|stock|get)"
     r"(?:\s+(?:it|inventory|stock|the\s+(?:inventory|stock|position|level)|your\s+(?:inventory|stock|position)|the\s+inventory\s+position|"
     r"position|enough|units|back))*(?:\s+(?!to\b|up\b|comes?\b|came\b|works?\b|is\b|was\b|be\b)[a-z]+){0,3}?(?:\s+right)?"
-    r"(?:[\s-]+up)?(?:\s+(?:daily|weekly|each\s+day|every\s+day|every\s+morning))?[\s-]+to(?:\s+(?:a|the|an|your|its))?(?:\s+(?:target|level|total|max(?:imum)?|capacity|stock\s+level|inventory\s+level|position))*"
+    r"(?:[\s-]+up)?(?:\s+(?:daily|weekly|each\s+day|every\s+day|every\s+morning))?[\s-]+to(?:\s+(?:reach|hit|get\s+to|make))?"
+    r"(?:\s+(?:a|the|an|your|its))?(?:\s+(?:target|level|total|max(?:imum)?|capacity|stock\s+level|inventory\s+level|position))*"
     r"(?:\s+(?:of|at|=|:))?\s*(?:\(S\)\s*(?:of|=|:)?\s*)?" + APPROX + NUM
 )
 _UPTO_NAMED = re.compile(
@@ -334,6 +335,9 @@ def _normalise(text: str) -> str:
     text = re.sub(r"(?<![A-Za-z])([sSQR])\s*[=≈]\s*[^=≈\d\n;.\\]{1,40}[=≈→]\s*(?=\d)", r"\1 = ", text)  # "S = s + EOQ ≈ 146"
     text = re.sub(r"(?<![A-Za-z])([sSQR])\s*[≈~]\s*(?=\d)", r"\1 = ", text)  # "S ≈ 110-120"
     text = re.sub(r"\b(EOQ)\s*=\s*[^\n;]{1,80}?=\s*(?=\d+(?:\.\d+)?(?:[,.;\s]|$))", r"\1 = ", text, flags=re.I)  # EOQ = sqrt(..) = 122
+    # "s = 2 x 12 + 1.645 x 3.25 x sqrt(2) = 32": a formula (an operator in it) between the name and its value
+    text = re.sub(r"(?<![A-Za-z])([sSQR])\s*=\s*(?=[^=\n;\\]*?(?:[+×*/·]|sqrt))[^=\n;\\]{1,80}?=\s*(?=\d+(?:\.\d+)?(?:[,.;\s]|$))",
+                  r"\1 = ", text)
     t = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "14 + 25 = 39" -> "39"
     t = t.replace("\u2264", "<=").replace("**", "").replace("`", "")
     t = re.sub(r"[\u2010\u2011\u2012\u2013\u2014\u2212]", "-", t)  # non-breaking, figure, en/em dash, minus
@@ -465,7 +469,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
         x.notes.append(choice)
     low = x.low
     position = [m for m in _POSITION.finditer(low)
-                if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind)\b[^.;:]{0,25}$", low[max(0, m.start() - 30):m.start()])]
+                if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind|don't count|do not count|leave out)\b[^.;:]{0,25}$", low[max(0, m.start() - 30):m.start()])]
     basis = "on_hand" if _ON_HAND.search(low) and not position else "position"  # "ignore anything on order": on hand
 
     stated_capacity = None
