@@ -689,7 +689,7 @@ def _weekday_lead_time(sentence: str, context: str | None) -> int | None:
 #: how sure the learned reader must be to store a number / a keyword field, and to overrule a keyword-only choice
 #: (set by leave-one-corpus-out runs over the training corpora, never on a blind set; docs/dialogue.md)
 LEARNED_NUMBER_MIN = 0.6
-LEARNED_KEYWORD_MIN = 0.8
+LEARNED_KEYWORD_MIN = 0.9
 LEARNED_VETO_MIN = 0.7  # 0: off
 LEARNED_VETO_MAX_KEPT = 0.05
 LEARNED_VETO_TO_NONE = True

@@ -229,6 +229,9 @@ _UPTO_NAMED = re.compile(
     r"(?:order[\s-]+up[\s-]+to|up[\s-]+to|target|max(?:imum)?)[\s-]+(?:stock\s+|inventory\s+)?(?:level|position|stock)s?"
     r"(?:\s*\(S\))?" + CONNECT + APPROX + NUM
 )
+# "order enough that on-hand and on-order together reach 26", "reorder @ 9, up to 30"
+_UPTO_REACH = re.compile(r"\border\s+enough\b[^.;\n]{0,60}?\b(?:reach|get\s+to|hit|make)\s+" + APPROX + NUM
+                         + r"|(?:^|[,;]\s*)up\s+to\s+" + NUM + NOT_TIME)
 _UPTO_LABEL = re.compile(r"order[\s-]+up[\s-]+to(?:\s+level)?(?:\s*\(s\))?\s*(?:[:=]|of|is)\s*" + APPROX + NUM)
 _MAX_EQ = re.compile(r"\bmax(?:imum)?(?:\s*[=:]|\s+(?:at|of|to|is))\s*" + NUM + r"(?!\s*(?:units?\s+)?(?:per|each|a)\s+order)")
 _CAPACITY = re.compile(
@@ -469,7 +472,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
         x.notes.append(choice)
     low = x.low
     position = [m for m in _POSITION.finditer(low)
-                if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind|don't count|do not count|leave out)\b[^.;:]{0,25}$", low[max(0, m.start() - 30):m.start()])]
+                if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind|don't count|do not count|no need to count|leave out)\b[^.;:]{0,25}$", low[max(0, m.start() - 30):m.start()])]
     basis = "on_hand" if _ON_HAND.search(low) and not position else "position"  # "ignore anything on order": on hand
 
     stated_capacity = None
@@ -533,6 +536,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     bases = x.all(_BASE_STOCK) + x.all(_KEEP_AT)
     caps = x.all(_CAP)
     upto += x.all(_UPTO_NAMED) + x.all(_UPTO_LABEL) + x.all(_UPTO_VERB) + x.all(_MAX_EQ)
+    upto += [f for m in _UPTO_REACH.finditer(low) for f in [x.take(m, 1 if m.group(1) else 2)] if f]
     to_capacity = bool(_CAPACITY.search(low))
     multiples = x.all(_MULTIPLES)
     qty += x.all(_BATCH_AT)
