@@ -2,6 +2,7 @@
 evaluation through the LLM backend on the local scripted server."""
 
 import json
+from pathlib import Path
 
 import pytest
 from llm_server import ScriptedOpenAIServer
@@ -38,6 +39,13 @@ def test_checksum_mismatch_is_refused(tmp_path):
     (tmp_path / "SHA256SUMS").write_text("0" * 64 + "  a.jsonl\n")
     with pytest.raises(ValueError, match="does not match"):
         verify_checksums(tmp_path)
+
+
+@pytest.mark.parametrize("version", ["v3", "v4", "v5"])
+def test_the_blind_sets_are_unchanged_since_they_were_frozen(version):
+    # a blind set is scored once; a changed file would make its recorded first score meaningless
+    sums = verify_checksums(Path(__file__).parent / "data" / f"heldout_{version}")
+    assert set(sums) == {"manager_utterances.jsonl", "advice_texts.jsonl"}
 
 
 def _reply(table: dict) -> str:
