@@ -16,8 +16,11 @@ number equal to none is an example of "none".
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
+import pickle
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -253,7 +256,42 @@ class LearnedReader:
         return (None if best == "none" else best), p[best]
 
 
+def _fingerprint(paths: list[Path]) -> str:
+    """What the fitted model depends on: the corpora, the feature and normalisation code, the penalty."""
+    h = hashlib.sha256(f"L2={L2}".encode())
+    here = Path(__file__).parent
+    for path in [*paths, *(here / f for f in ("extraction_learned.py", "extraction_text.py", "extraction_typos.py",
+                                               "extraction_units.py"))]:
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:20]
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("ASKOPT_CACHE_DIR") or Path.home() / ".cache" / "askopt")
+
+
 @lru_cache(maxsize=1)
 def learned_reader() -> LearnedReader:
-    """The reader fitted on every shipped training file (cached for the process)."""
-    return LearnedReader.fit(sorted(TRAIN_DIR.glob("*.jsonl")))
+    """The reader fitted on every shipped training file: once per machine (about 10 s), then loaded from the
+    cache (`$ASKOPT_CACHE_DIR`, default ~/.cache/askopt) under a fingerprint of the corpora and the code, so
+    every Ray worker does not refit it. An unwritable cache only costs the refit."""
+    paths = sorted(TRAIN_DIR.glob("*.jsonl"))
+    cached = _cache_dir() / f"learned-reader-{_fingerprint(paths)}.pkl"
+    try:
+        with cached.open("rb") as f:
+            reader = pickle.load(f)
+        if isinstance(reader, LearnedReader):
+            return reader
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+        pass
+    reader = LearnedReader.fit(paths)
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        with tmp.open("wb") as f:
+            pickle.dump(reader, f)
+        os.replace(tmp, cached)
+    except OSError:
+        pass
+    return reader

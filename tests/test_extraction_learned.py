@@ -102,3 +102,26 @@ def test_the_learned_reader_never_stores_a_number_against_its_kind():
     assert values == {"lead_time": 6}
     values = rules.parse_utterance("the mill wants 35 dollars every time we ring them for a load").values
     assert not set(values) & {"lead_time", "time_horizon", "max_inventory", "max_order"}
+
+
+def test_the_fitted_reader_is_cached_under_a_fingerprint_of_corpora_and_code(tmp_path, monkeypatch):
+    from agents import extraction_learned as learned
+
+    corpus = _write(tmp_path, [{"id": "x1", "text": "the loft takes 90 sacks", "fields": {"max_inventory": 90}},
+                               {"id": "x2", "text": "it turns up 3 days after I ring", "fields": {"lead_time": 3}}])
+    small = LearnedReader.fit([corpus])
+    paths = sorted(learned.TRAIN_DIR.glob("*.jsonl"))
+    monkeypatch.setenv("ASKOPT_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    import pickle
+    (tmp_path / "cache" / f"learned-reader-{learned._fingerprint(paths)}.pkl").write_bytes(pickle.dumps(small))
+    learned.learned_reader.cache_clear()
+    try:
+        assert learned.learned_reader().numbers.vocab == small.numbers.vocab  # loaded, not refitted
+    finally:
+        learned.learned_reader.cache_clear()
+    # any change to a corpus gives another fingerprint, so a stale model is never loaded
+    (tmp_path / "edited").mkdir()
+    changed = tmp_path / "edited" / corpus.name  # same name, one digit different
+    changed.write_text(corpus.read_text().replace("90", "91"))
+    assert learned._fingerprint([corpus]) != learned._fingerprint([changed])
