@@ -187,6 +187,8 @@ _PERISH_DURATION = re.compile(r"(?:die|wilt|spoil|rot|expire|go(?:es)? (?:bad|of
                               r"(?:\s+\w+){0,3}\s*$")
 
 
+_HOLD_CUE = re.compile(r"\b(?:holding|hold|storage|storing|store it|to store|keep(?:ing)? (?:one|it|each|a|an)|to keep|"
+                       r"carrying|insurance|rent|sitting|sits|chill\w*|refrigerat\w*|warehous\w*|shelf space)\b")
 _SHELF_LIFE_AFTER = re.compile(r"\s*(?:-\s*)?(?:\w+\s+)?(?:expiry|expiration|shelf[\s-]?life|best[\s-]?before|use[\s-]?by|"
                                r"sell[\s-]?by|life\b|lifespan)")
 _WEAK_LEAD = re.compile(r"supplier|wholesaler|restock|receiv|replenish")
@@ -379,6 +381,8 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
     if kind == "bare" and q.period and re.search(r"\b(?:holding|carrying|storage|penalty|shortage|stock[\s-]?out)"
                                                  r"(?:\s+costs?)?(?:\s+(?:is|of|at|=|:))?\s*$", q.prefix):
         kind = "money"  # "holding 0.2 a day" is a cost even without a currency sign
+    elif kind == "bare" and q.period and _HOLD_CUE.search(_clause(sentence, q)):
+        kind = "money"  # "storage is about 0.7 a pair a week", "holding per week 0.14": a cost, not demand
     elif kind in ("count", "bare") and q.period and not q.per_unit:
         return "demand_distribution", "suffix"  # "20 a day", "42 units a week"
     params = _KIND_PARAMS[kind]
@@ -514,7 +518,28 @@ def _demand_type(sentence: str, about_demand: bool) -> str | None:
     return None
 
 
-def _perishability(sentence: str) -> str | None:
+# a finite shelf life longer than a day ("keeps for months", "a 10-day shelf life", "expires after 2 years"):
+# neither a one-day product nor one that never goes off, so the held-out conventions ask (nothing stored)
+_LIFE_CUE = r"(?:shelf[\s-]?life|use[\s-]?by|best[\s-]?before|expir\w*|keeps?|kept|lasts?|good for|fine for|stale|use within)"
+_FINITE_LIFE = re.compile(_LIFE_CUE + r"\s+(?:\w+\s+){0,4}?(?:(\d+(?:\.\d+)?)\s*(?:-\s*)?(day|week|month|year)s?|"
+                          r"(?:weeks|months|years|ages)\b)|(\d+(?:\.\d+)?)\s*-?\s*(day|week|month|year)s?[\s-]+"
+                          r"(?:shelf[\s-]?life|life|expiry)")
+
+
+def _finite_life(sentence: str) -> bool:
+    for m in _FINITE_LIFE.finditer(sentence):
+        num, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if num is None or float(num) * _PERIOD_DAYS[unit] > 1:
+            return True
+    return False
+
+
+def _perishability(sentence: str, context: str | None = None) -> str | None:
+    """As the answer to the perishability question a long life is "not perishable" (the model's one-day sense);
+    volunteered, a finite life is left for that question (the held-out conventions)."""
+    if context != "perishability" and _finite_life(sentence) and not re.search(r"\b(?:never|don't|doesn't|do not|does not|won't)\s+(?:\w+\s+)?"
+                                                r"(?:go(?:es)? off|expire|spoil)", sentence):
+        return None
     if _PERISH_NON.search(sentence):
         return "non_perishable"
     if _PERISH_YES.search(sentence):
@@ -996,7 +1021,7 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
         _demand(sentence, [], known, out)
     keyword = {
         "demand_type": _demand_type(sentence, about_demand),
-        "perishability": _perishability(sentence),
+        "perishability": _perishability(sentence, context),
         "state_transition_model": _transition(sentence, has_money, context),
     }
     for name, value in keyword.items():

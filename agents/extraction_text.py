@@ -195,7 +195,10 @@ _RUN_ON = re.compile(r"(?<=[a-z0-9%)])[ \t]+(?=(?!(?:Monday|Tuesday|Wednesday|Th
 # "a week... no wait, eight days", "oh wait, 6": the interjection is a correction cue, not customers waiting
 _INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm|um|uh)\s*,?\s*wait\b\s*[,.!:\-\u2026]*\s*|"
                            r"(?:^\s*|(?<=[.!?])\s*)wait\s*[,!:\-\u2026]+\s*|"
-                           r"(?:\.{2,}|\u2026)\s*(?:no|sorry|actually)\b,?\s*|"
+                           # "fee's 20, wait, they put it up to 22", "5 days, no hang on, 6": mid-sentence interjections
+                           r"(?:(?<=[,;])|\s[-\u2013\u2014]|(?:^|(?<=[.!?]))\s*(?=no\s|hang|hold))\s*(?:no\s+)?(?:wait|hang on|hold on)"
+                           r"(?:\s*[,!:\-\u2013\u2014\u2026]+\s*|\s+(?=sorry\b|no\b))(?:no\s*,?\s*|sorry\s*,?\s*)?|"
+                           r"(?:\.{2,}|\u2026)\s*(?:no|sorry|actually)\b,?\s*(?:(?:hang on|hold on|wait)\b\s*[,!:]*\s*)?|"
                            r"\b(?:no|sorry)\s*,\s*(?:make (?:it|that)|i mean)\b,?\s*|[,;]\s*(?:sorry|oops|no)\s*,\s*(?=[$\u20ac\u00a3]?\d)|"
                            r",?\s*\b(?:uh|um|er|erm|oh)\s*,?\s*no\b\s*[,.!-]*\s*|[,;-]\s*no\s*,\s*(?=[$\u20ac\u00a3]?\d|[a-z]+ (?:days?|units?))|"
                            rf"(?:,\s*|\b(?:actually|no|sorry|oh|or)\s*,?\s*)make (?:it|that)\s+(?=[$\u20ac\u00a3]?\d|(?:a|an|{_NUMWORD})\b)")
