@@ -34,7 +34,7 @@ from ordebug.model import INF, LinearModel
 from ordebug.solver import solve
 
 CLASS_RANK = {"restore": 0, "relax": 1, "drop": 2}
-CLASS_WORDS = {"restore": "restores what the structure around it says (siblings, a duplicated row)", "relax": "relaxes the model",
+CLASS_WORDS = {"restore": "restores what the structure around it says (siblings, twin rows or columns, a duplicated row)", "relax": "relaxes the model",
                "drop": "drops a constraint"}
 SIDE_SIGN = {"lower": ">=", "upper": "<="}
 TERMS_SHOWN = 6

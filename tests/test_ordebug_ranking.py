@@ -102,3 +102,66 @@ def test_without_structural_evidence_the_heaviest_member_is_probed_first():
     assert all(c.score < 1.0 for c in plan.candidates)
     first = next(c for c in plan.candidates if c.label != "drop")
     assert shares[first.element] == max(shares.values()) > 0
+
+
+def _numbered_flow_model(flip: int | None):
+    """Six numbered rows 00000k: x_k - y_k - z_k = 5 (x_k <= 100, y, z >= 0): names carry no family,
+    only the repeated shape does. Row `flip` has x_k's sign flipped, which no non-negative x, y, z can meet."""
+    rows = []
+    for k in range(6):
+        sign = -1.0 if k == flip else 1.0
+        rows.append((f"{k:06d}", {f"{10 * k + 1:06d}": sign, f"{10 * k + 2:06d}": -1.0,
+                                  f"{10 * k + 3:06d}": -1.0}, 5.0, 5.0))
+    return _rows_model(rows, {f"{10 * k + 1:06d}": 100.0 for k in range(6)})
+
+
+def test_twins_name_the_flipped_coefficient_where_names_carry_no_pattern():
+    from ordebug.agents.twins import twin_sign_slips
+
+    slips = twin_sign_slips(_numbered_flow_model(3), ["000003"])
+    assert {(s.row, s.col) for s in slips} == {("000003", "000031")}
+    assert slips[0].by == "row" and slips[0].twins == 5 and slips[0].weight > 0.8
+    assert twin_sign_slips(_numbered_flow_model(None), ["000003"]) == []  # agreeing twins: no evidence
+
+
+def test_twins_that_disagree_among_themselves_are_no_evidence():
+    from ordebug.agents.twins import _evidence
+
+    # The twins agree neither on a pattern, nor on a position, nor on how many entries are positive.
+    lines = [(0, (False, False, False), None), (1, (True, False, False), None), (2, (False, True, True), None),
+             (3, (False, False, True), None)]
+    assert _evidence(lines, 0) == []
+    # Twins that agree on how many entries are positive (one), not where: weak evidence for each entry.
+    lines = [lines[0], lines[1], (2, (False, True, False), None), lines[3], (4, (True, False, False), None)]
+    weak = _evidence(lines, 0)
+    assert {k for k, *_ in weak} == {0, 1, 2} and all(kind == "count" and w < 0.5 for _, w, _, kind in weak)
+
+
+def test_heuristic_restores_a_sign_on_numbered_rows_first_and_rationally():
+    from ordebug.instances import Instance
+    from ordebug.solver import solve
+
+    original, model = _numbered_flow_model(None), _numbered_flow_model(3)
+    inst = Instance(instance_id="t", split="t", source="t", model=model, operator="flip_coef_sign",
+                    root=["row:000003"], original=original, original_objective=solve(original).objective,
+                    iis=compute_iis(model).to_json())
+    env = DebugEnv(inst)
+    agent = HeuristicAgent()
+    assert agent.plan(DebugEnv(inst)).candidates[0].label == "coef-sign-twins"
+    agent.run(env)
+    m = episode_metrics(inst, env.log)
+    assert m["rational"] == 1.0 and m["calls_to_recover"] == 2 and m["DA"] == 1.0
+
+
+def test_twins_restore_a_flipped_sense_and_a_row_in_other_units():
+    from ordebug.agents.twins import twin_row_slips
+
+    # Five rows x_k + 2 y_k >= 4 (numbered names); row 000002 is "<=" with x2 >= 5 fixed: its twins say ">=".
+    rows = [(f"{k:06d}", {f"{10 * k + 1:06d}": 1.0, f"{10 * k + 2:06d}": 2.0}, 4.0, 1e30) for k in range(5)]
+    flipped = [r if r[0] != "000002" else (r[0], r[1], -1e30, 4.0) for r in rows]
+    slips = twin_row_slips(_rows_model(flipped, {}), ["000002"])
+    assert [(s.row, s.kind, s.value) for s in slips] == [("000002", "sense", "G")]
+    # Row 000003 entered in tenths: 10 x + 20 y >= 4 has no twin of its own, four at a tenth of its scale.
+    scaled = [r if r[0] != "000003" else (r[0], {c: 10 * v for c, v in r[1].items()}, 4.0, 1e30) for r in rows]
+    slips = twin_row_slips(_rows_model(scaled, {}), ["000003", "000001"])
+    assert [(s.row, s.kind, s.value) for s in slips] == [("000003", "scale", 0.1)]

@@ -18,12 +18,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ordebug.agents.base import iis_elements
+from ordebug.agents.twins import twin_row_slips, twin_sign_slips
 from ordebug.env import DebugEnv, family, fine_family
 from ordebug.model import INF
 
 MAX_SIBLINGS = 40
 MAX_SCAN_ROWS = 400  # rows scored when no IIS is available
 MAX_ODD_SIGNS = 1
+MAX_TWIN_ROWS = 2
+TWIN_EVIDENCE_MIN = 0.6  # e.g. one axis with 3+ twins agreeing, or a lone twin confirmed by the other axis
 WHOLE_MODEL_FAMILY = 0.5  # a row family holding this share of all rows is the model's numbering, not a kind  # sign disagreements in one row beyond which they are the row's pattern, not an error
 
 
@@ -283,6 +286,36 @@ class HeuristicAgent:
                                                          for c in ints], "integrality-iis"))
         return out
 
+    @staticmethod
+    def _twin_candidates(env: DebugEnv, rows: dict[str, dict]) -> list[Candidate]:
+        """Sign slips seen through twin rows and columns (`ordebug.agents.twins`); found by both a row's
+        and a column's twins is the strongest evidence of a flipped sign this agent has."""
+        found: dict[tuple[str, str], list] = {}
+        for slip in twin_sign_slips(env.model, list(rows)):
+            found.setdefault((slip.row, slip.col), []).append(slip)
+        strong = {}
+        for (row, col), slips in found.items():
+            # The best evidence on each axis, added: a row's twins and the column's twins are independent.
+            total = sum(max((s.weight for s in slips if s.by == axis), default=0.0) for axis in ("row", "col"))
+            if total >= TWIN_EVIDENCE_MIN:
+                strong[(row, col)] = (total, slips[0].value)
+        # One slip flips one sign: several odd coefficients in one row make a row of another pattern, and
+        # odd rows all over a large conflict (greenbea's 586-member IIS) mean the shapes do not repeat cleanly.
+        per_row = Counter(row for row, _ in strong)
+        if len(per_row) > MAX_TWIN_ROWS:
+            return []
+        out = []
+        for (row, col), (total, value) in strong.items():
+            if per_row[row] <= MAX_ODD_SIGNS:
+                out.append(Candidate(2.6 + total, f"row:{row}", [{"op": "set_coef", "row": row, "col": col,
+                                                                  "value": -value}], "coef-sign-twins"))
+        for slip in twin_row_slips(env.model, list(rows)):
+            if slip.weight >= TWIN_EVIDENCE_MIN:
+                action = ({"op": "set_sense", "row": slip.row, "sense": slip.value} if slip.kind == "sense" else
+                          {"op": "scale_row", "row": slip.row, "factor": slip.value})
+                out.append(Candidate(3.0 + slip.weight, f"row:{slip.row}", [action], f"{slip.kind}-twins"))
+        return out
+
     # ------------------------------------------------------------------ ranking
     @staticmethod
     def _with_certificate(cands: list[Candidate], shares: dict[str, float]) -> list[Candidate]:
@@ -337,6 +370,7 @@ class HeuristicAgent:
             cands += self._row_candidates(env, row, rows)
         for c, s in col_sides:
             cands += self._col_candidates(env, c, s)
+        cands += self._twin_candidates(env, rows)
         if iis.get("integrality") or (not conflict and env.model.is_mip):
             cands += self._integrality_candidates(env, rows, bool(iis.get("integrality")))
         if not conflict:
