@@ -110,9 +110,13 @@ _ANCHORS: dict[str, str] = {
                            r"\bpoisson\b|\bnormal\w*|uniform\w*",
     "max_inventory": r"capacity|squeeze\w*|\bcram\w*|\bstore\b|storage|\bhold\b|\bholds\b|\bfits?\b|\broom\b|\bspace\b|shel(?:f|ves)|"
                      r"warehouse|cooler|fridge|freezer|back ?room|stock ?room|store ?room|\bin (?:the )?back\b|"
-                     r"max(?:imum)?\s+(?:inventory|stock)|on hand",
-    "max_order": r"max(?:imum)?\s+order\w*|order\s+(?:limit|size|quantity|cap|max\w*)|order\s+at most|"
-                 r"order\s+up to|order\s+(?:no\s+)?more than|\bcaps?\b|capped|ship more than|at a time|at once|"
+                     r"max(?:imum)?\.?\s*(?:inventory|inv|stock|stk)\b|on hand|stkrm|\bcellar\b|\bracks?\b|\bbays?\b|"
+                     # "cap 80", "the shelf cap is 120": a capacity (an order's cap says "order": see max_order)
+                     r"(?<!order )\bcap\b(?=\s*(?:is|=|:|of)?\s*\d)",
+    "max_order": r"max(?:imum)?\.?\s*(?:order\w*|ordr|ord|po|q|qty)\b|max(?:imum)? per (?:po|order)|"
+                 r"order\s+(?:limit|size|quantity|cap|max\w*)|order\s+at most|"
+                 r"order\s+up to|order\s+(?:no\s+)?more than|\bcaps?\b(?!\s*(?:is|=|:|of)?\s*\d)|capped|ship more than|"
+                 r"at a time|at once|/\s*(?:order|ordr|po)\b|(?:per|each|a) (?:delivery|shipment|drop|load|run|po)\b|"
                  r"(?:per|each|every|an?|single|one)\s+order\b|biggest order|largest order|truck can carry|"
                  r"order limit",
     "holding_cost": r"holding|carry\w*|storage|storing|(?<!the )(?<!our )(?<!my )(?<!a )(?<!this )\bstore\b|\bkeep\w*|warehous\w*|\brent\w*|refrigerat\w*|"
@@ -141,7 +145,8 @@ _SETUP_SUFFIX = re.compile(r"^\s*(?:\w+\s+){0,4}?(?:(?:per|each|every|an?|for ea
                            r"(?:order|delivery|shipment|truck|time|batch|purchase order|run|trip|drop|drop-off|visit|call-out|"
                            r"consignment|van)\b|flat\b|fixed\b|"
                            r"regardless|no matter|each time|every time|in (?:shipping|paperwork|admin))")
-_COST_WORD = re.compile(r"\bcosts?\b|\bfees?\b|\bcharges?\b|\bprice|penalt|\bpay|\bspend|"
+_COST_WORD = re.compile(r"\bcosts?\b|\bfees?\b|\bcharges?\b|\bprice|penalt|\bpay|\bspend|\bfreight\b|\btransport\b|"
+                        r"\bpostage\b|\bcarriage\b|\bcst\b|"
                         r"\b(?:holding|set[\s-]?up|shortage|stock[\s-]?out)\s*(?:is|=|:|of)\s")
 _LOSS_PREFIX = re.compile(r"\b(?:lose|loses|losing|lost|miss|missed|forgo|give up)\b[^,;]*$")
 _PENALTY_SUFFIX = re.compile(r"(?:of (?:profit|margin|goodwill)|in (?:lost )?(?:profit|margin|goodwill))|"
@@ -249,7 +254,7 @@ def _anchors(sentence: str) -> list[tuple[int, int, str]]:
 
 def _boundaries(sentence: str, a: int, b: int) -> int:
     lo, hi = min(a, b), max(a, b)
-    return len(re.findall(r"[,;]|\band\b|\bbut\b|\bso\b|\s-\s", sentence[lo:hi]))
+    return len(re.findall(r"[,;|]|\band\b|\bbut\b|\bso\b|\s[-/]\s", sentence[lo:hi]))
 
 
 def _nearest(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], params: tuple[str, ...]) -> str | None:
@@ -291,12 +296,15 @@ def _moneyish(q: Quantity, sentence: str) -> bool:
     return q.kind == "money" or (q.kind == "bare" and (q.period is not None or bool(_COST_WORD.search(_clause(sentence, q)))))
 
 
+_CLAUSE_CUTS = re.compile(r"[,;:|]|\band\b|\bbut\b|\s[-/]\s")
+
+
 def _clause(sentence: str, q: Quantity) -> str:
     """The text around `q` up to the nearest clause boundary on each side."""
     left = sentence[: q.start]
-    cuts = list(re.finditer(r"[,;:]|\band\b|\bbut\b|\s-\s", left))
+    cuts = list(_CLAUSE_CUTS.finditer(left))
     start = cuts[-1].end() if cuts else 0
-    m = re.search(r"[,;:]|\band\b|\bbut\b|\s-\s", sentence[q.end:])
+    m = _CLAUSE_CUTS.search(sentence[q.end:])
     return sentence[start: q.end + (m.start() if m else len(sentence))]
 
 
@@ -324,14 +332,15 @@ def _assign_how(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]],
 
 
 # terse notes: "lt 3d", "hzn 60 days", "K = 20", "h=0.02", "setup 18", "fee: 7.50" (the key right before the value;
-# one-letter keys only with "=" or ":", so "h" and "k" in running text are never read as keys)
+# one-letter keys only with "=" or ":", or opening a segment of a note cut by "/" ("lt 5 d / K 40 / h .08"), so
+# "h" and "k" in running text are never read as keys)
 _KEY_VALUE = [(re.compile(r"(?:" + p + r")\s*$"), name, kinds) for p, name, kinds in (
-    (r"\b(?:lt|lead(?:[\s-]?time)?|leadtime)\s*(?:[:=]|is)?|\bl\s*[:=]", "lead_time", ("duration", "bare")),
-    (r"\b(?:hzn|hrzn|horizon|horiz)\s*(?:[:=]|is)?|\bt\s*[:=]", "time_horizon", ("duration", "bare")),
-    (r"\b(?:hc|holding(?:[\s-]?cost)?)\s*(?:[:=]|is)?|\bh\s*[:=]", "holding_cost", ("money", "bare")),
-    (r"\b(?:pen|penalty(?:[\s-]?cost)?|shortage[\s-]?cost|stock[\s-]?out[\s-]?cost)\s*(?:[:=]|is)?|\b[bp]\s*[:=]",
+    (r"\b(?:lt|lead(?:[\s-]?time)?|leadtime)\s*(?:[:=]|is)?|\bl\s*[:=]|(?:^|[/;|]|\s/)\s*l", "lead_time", ("duration", "bare")),
+    (r"\b(?:hzn|hrzn|horizon|horiz)\s*(?:[:=]|is)?|\bt\s*[:=]|(?:^|[/;|]|\s/)\s*t", "time_horizon", ("duration", "bare")),
+    (r"\b(?:hc|hld|holding(?:[\s-]?cost)?)\s*(?:[:=]|is)?|\bh\s*[:=]|(?:^|[/;|]|\s/)\s*h", "holding_cost", ("money", "bare")),
+    (r"\b(?:pen|penalty(?:[\s-]?cost)?|shortage[\s-]?cost|stock[\s-]?out[\s-]?cost)\s*(?:[:=]|is)?|\b[bp]\s*[:=]|(?:^|[/;|]|\s/)\s*[bp]",
      "penalty_cost", ("money", "bare")),
-    (r"\b(?:setup|set-up|set up|sc|ordering[\s-]?cost|order[\s-]?(?:fee|cost))\s*(?:[:=]|is)?|\bk\s*[:=]", "setup_cost",
+    (r"\b(?:setup|set-up|set up|sc|ordering[\s-]?cost|ord(?:er)?[\s-]?(?:fee|cost|cst))\s*(?:[:=]|is)?|\bk\s*[:=]|(?:^|[/;|]|\s/)\s*k", "setup_cost",
      ("money", "bare")),
     (r"\b(?:max(?:imum)?[\s-]?inv(?:entory)?|imax|capacity|cap)\s*[:=]|\bcapacity(?: is)?", "max_inventory",
      ("count", "bare")),
@@ -476,7 +485,7 @@ _LOST = re.compile(r"(?:won't|don't|do not|will not|never|can't|nobody|no one|no
                    r"(?:elsewhere|somewhere else|another|a competitor|the competition|the shop down)|"
                    r"buy (?:it )?elsewhere|competitor|\bleave\w*(?! (?:a|an|their|his|her) (?:deposit|name|number|details|order|note|"
                    r"message))(?!\s+(?:[\w']+\s+){1,3}with us)|shop down the road|take their business|"
-                   r"don't come back|never come back|gone for good|\bgone\b|"
+                   r"don't come back|never come back|gone for good|\bgone\b(?!\s+(?:up|down|from|to|over|through|by|in|on|into|\d))|"
                    r"(?:down|across|up) the (?:street|road)|\bonline\b|amazon|"
                    r"(?:another|other|the next|a different) (?:shop|store|place|supplier|seller)|"
                    r"(?:miss|lose|lost) (?:out on )?(?:the|that) (?:sale|customer)|walk out|take their money")

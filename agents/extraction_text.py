@@ -89,7 +89,8 @@ def _replace_word_numbers(text: str) -> str:
 
 
 _CURRENCY_CODES = r"(?:usd|us\$|eur|euro?s?|gbp|cad|c\$|aud|a\$|nzd|nz\$|inr|rs\.?|rupees?|chf|sfr|zar|rands?|" \
-    r"sek|nok|dkk|jpy|yen|sgd|hkd|myr|php|pesos?|mxn|brl|r\$|pln|zloty)"
+    r"sek|nok|dkk|jpy|yen|sgd|hkd|myr|php|pesos?|mxn|brl|r\$|pln|zlotys?|zł|lira|liras|try|loonies|toonies|" \
+    r"naira|ngn|shekels?|ils|baht|thb|ringgit|dirhams?|aed|kes|shillings?)"
 # "CAD 40", "Rs. 1,500": a code before the number; "12.50 GBP", "250 rupees": after it (a pattern, then "$")
 _CODES_BEFORE = re.compile(rf"\b{_CURRENCY_CODES}\s?(?=\d)")
 _CODES_AFTER = re.compile(rf"(?<![\w$])(\d+(?:,\d{{3}})*(?:\.\d+)?)\s?{_CURRENCY_CODES}(?![\w$])")
@@ -106,7 +107,7 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\bzero (?=variation|variance|change|spread|difference|fluctuation|waste)", "no "),  # not a number
     (r"\b(?:from\s+)?one day to the next\b|\bfrom day to day\b", " day to day "),  # not "next day" = 1 day
     (r"\bmornin'?(?=\s|$)", "morning"),
-    (r"\b(?:the\s+)?(?:next|following)[\s-]+(?:day|morning)\b", "1 day"),
+    (r"\b(?:the\s+)?(?:next|following)[\s-]+(?:(?:business|working|week)[\s-]?)?(?:day|morning)\b", "1 day"),
     (r"(?<!back )(?<!again )\b(?:tomorrow|tmrw|tmr|2moro|2morrow|tomoz)\b", "1 day"),  # not "come back tomorrow"
     (r"\bthe day after\b", "1 day"),
     (r"\bovernight\b", "1 day"),
@@ -190,7 +191,8 @@ _LIST_MARKER = re.compile(r"(?:^|(?<=\n)|(?<=[.!?:;])\s)[ \t]*(?:\(?\d{1,2}[.)]|
 # starts a new sentence (names of days, months and distributions excepted)
 _RUN_ON = re.compile(r"(?<=[a-z0-9%)])[ \t]+(?=(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|"
                      r"January|February|March|April|May|June|July|August|September|October|November|December|"
-                     r"Poisson|Gaussian|Normal|Uniform|Christmas|Easter|I|Street|Road|Lane|Avenue|Way|Drive|Close|Square)\b)"
+                     r"Poisson|Gaussian|Normal|Uniform|Christmas|Easter|I|Street|Road|Lane|Avenue|Way|Drive|Close|Square|"
+                     r"Rs|Rp|Ksh|Tk)\b)"
                      r"(?![A-Z][a-z]+ (?:Street|St|Road|Rd|Lane|Avenue|Ave|Way|Drive|Close|Square)\b)[A-Z][a-z])")
 # "a week... no wait, eight days", "oh wait, 6": the interjection is a correction cue, not customers waiting
 _INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm|um|uh)\s*,?\s*wait\b\s*[,.!:\-\u2026]*\s*|"
@@ -204,6 +206,9 @@ _INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm
                            rf"(?:,\s*|\b(?:actually|no|sorry|oh|or)\s*,?\s*)make (?:it|that)\s+(?=[$\u20ac\u00a3]?\d|(?:a|an|{_NUMWORD})\b)")
 
 
+# a lone marker opening a message whose words carry their own number: an item pasted from a numbered list
+# ("3. Oh and we plan 60 days ahead" answers a question with 3: only the ")" form is a marker alone)
+_LONE_MARKER = re.compile(r"^\s*\(?\d{1,2}\)\s+(?=[A-Za-z][^\n]*\d)")
 _INLINE_MARKER = re.compile(r"(?:^|(?<=\s))(\d{1,2})[.)][ \t]+(?=[A-Za-z])")
 
 
@@ -223,6 +228,8 @@ def _prepare(text: str) -> str:
     text = re.sub(r"(?<![\w$])R\s?(?=\d)", "$", text)
     if len(_LIST_MARKER.findall(text)) >= 2:  # a list has two items at least; a lone "3." is an answer
         text = _LIST_MARKER.sub(" ", text)
+    elif _LONE_MARKER.match(text):  # "2) delivery takes 3 days": one item of a list, answered alone
+        text = _LONE_MARKER.sub(" ", text, count=1)
     text = _inline_list(text)
     return _RUN_ON.sub(". ", text)
 
@@ -234,7 +241,10 @@ def normalise_text(text: str) -> str:
     s = _INTERJECTION.sub(", i meant ", s)  # a correction cue inside the same sentence: the later value wins
     for pattern, repl in _IDIOMS:
         s = re.sub(pattern, repl, s)
+    s = re.sub(r"\b(\d+(?:\.\d+)?)\s+(thousand|million)\b",
+               lambda m: f"{float(m.group(1)) * (1000 if m.group(2) == 'thousand' else 1e6):g}", s)  # "2 thousand"
     s = _replace_word_numbers(s)
+    s = _drop_old_values(s)
     s = re.sub(r"(?<!or )\b(?:minus|negative)\s+(?=\d)", "-", s)
     s = re.sub(r"\bplus\s+(?=\d)", "+", s)
     s = re.sub(r"\b(\d+) dozen\b", lambda m: str(int(m.group(1)) * 12), s)
@@ -247,6 +257,24 @@ def normalise_text(text: str) -> str:
     s = re.sub(r"\b1 quarters?\b", "90 days", s)
     s = re.sub(r"\b(\d+) quarters\b", lambda m: f"{int(m.group(1)) * 90} days", s)
     return re.sub(r"[ \t]+", " ", s)
+
+
+# a value that changed: "the fee went from 5 to 7", "lead time has gone from 5 days to 9 days", "6 days (was 4)",
+# "used to take 4 days, now it's 6": only the new value is a value (the old one would make a false conflict)
+_VAL = r"[$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?(?:\s?(?:days?|weeks?|months?|cents|dollars|euros?|pounds?|quid))?"
+_CHANGED_FROM = re.compile(r"\b((?:went|gone|go|goes|changed|moved|increased|rose|risen|jumped|raised|put|dropped|fell|"
+                           r"fallen|cut|gone up|gone down|went up|went down|up|down|bumped|hiked)\s+)from\s+" + _VAL
+                           + r"\s+to\s+(?=[$\u20ac\u00a3]?\d)")
+_WAS_ASIDE = re.compile(r"\(\s*(?:it\s+)?(?:was|used to be|previously|before|formerly|down from|up from)\s+" + _VAL
+                        + r"[^)]{0,20}\)")
+_USED_TO = re.compile(r"\b(used to (?:be|take|cost|charge|run)\s+)(?:about\s+|around\s+)?" + _VAL
+                      + r"(?=[^.;!?]{0,40}?\b(?:now|these days|nowadays)\b)")
+
+
+def _drop_old_values(s: str) -> str:
+    s = _CHANGED_FROM.sub(r"\1to ", s)
+    s = _WAS_ASIDE.sub(" ", s)
+    return _USED_TO.sub(r"\1", s)
 
 
 _MAX_CLAUSE = 300
@@ -308,17 +336,17 @@ _QTY = re.compile(
 )
 _DUR_DAYS = {"day": 1, "d": 1, "business": 1, "working": 1, "week": 7, "wk": 7, "month": 30, "mo": 30, "year": 365, "yr": 365}
 _PERIOD_WORDS = [
-    (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?(?:day|night)\b|\bdaily\b|\bnightly\b|/\s*d(?:ay)?\b", "day"),
-    (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?week\b|\bweekly\b|/\s*w(?:ee)?k\b", "week"),
-    (r"(?:per|each|every)\s*(?:\w+\s+){0,3}?fortnight\b|\bfortnightly\b", "fortnight"),
-    (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?month\b|\bmonthly\b|/\s*mo(?:nth)?\b", "month"),
-    (r"(?:per|a|an|each|every|/)\s*(?:\w+\s+){0,3}?year\b|\byearly\b|\bannual(?:ly)?\b", "year"),
+    (r"(?<!\w)(?:per|a|an|each|every|/)\s*(?:[a-z]+\s+){0,3}?(?:day|night)\b|\bdaily\b|\bnightly\b|/\s*d(?:ay)?\b", "day"),
+    (r"(?<!\w)(?:per|a|an|each|every|/)\s*(?:[a-z]+\s+){0,3}?week\b|\bweekly\b|/\s*w(?:ee)?k\b", "week"),
+    (r"(?<!\w)(?:per|each|every)\s*(?:[a-z]+\s+){0,3}?fortnight\b|\bfortnightly\b", "fortnight"),
+    (r"(?<!\w)(?:per|a|an|each|every|/)\s*(?:[a-z]+\s+){0,3}?month\b|\bmonthly\b|/\s*mo(?:nth)?\b", "month"),
+    (r"(?<!\w)(?:per|a|an|each|every|/)\s*(?:[a-z]+\s+){0,3}?year\b|\byearly\b|\bannual(?:ly)?\b", "year"),
 ]
 _PREFIX_PERIOD = [(r"\bfor (?:1|one) (day|week|month|year)\b(?:\s+\w+){0,3}\s*$", ""),  # "for a month costs $1.20"
                   (r"\bdaily\s+(?:\w+\s+){0,4}$", "day"), (r"\bweekly\s+(?:\w+\s+){0,4}$", "week"),
                   (r"\bmonthly\s+(?:\w+\s+){0,4}$", "month"),
                   (r"\b(?:per|a|each|every|/)\s*(day|week|month|year)\s*(?:is|=|:|of|at|about|around)?\s*$", "")]  # "per month 60c"
-_PER_UNIT = re.compile(r"(?:per|a|an|each|every|/|for each|for every)\s*(?:lost\s+|missed\s+|extra\s+)?"
+_PER_UNIT = re.compile(r"(?<!\w)(?:per|a|an|each|every|/|for each|for every)\s*(?:lost\s+|missed\s+|extra\s+)?"
                        r"(?:unit|item|piece|one|box|bottle|case|pack|loaf|crate|product|thing|sale|sku|"
                        r"stem|sandwich|bag|widget|part)s?\b")
 _COUNT_NOUN = re.compile(r"\s*(?:more\s+)?(?:(?!per\b|a\b|an\b|each\b|every\b)[a-z]+\s+)?(?:units?|items?|pieces?|boxes|box|bottles?|cases?|packs?|"
