@@ -148,6 +148,8 @@ _SETUP_SUFFIX = re.compile(r"^\s*(?:\w+\s+){0,4}?(?:(?:per|each|every|an?|for ea
 _COST_WORD = re.compile(r"\bcosts?\b|\bfees?\b|\bcharges?\b|\bprice|penalt|\bpay|\bspend|\bfreight\b|\btransport\b|"
                         r"\bpostage\b|\bcarriage\b|\bcst\b|"
                         r"\b(?:holding|set[\s-]?up|shortage|stock[\s-]?out)\s*(?:is|=|:|of)\s")
+_SHORT_PREFIX = re.compile(r"\b(?:every|each|any)\s+(?:[a-z]+\s+){1,2}?(?:(?:we|i)\s+)?(?:(?:can't|cant|cannot|couldn't|don't|"
+                           r"dont|do not)\s+(?:make|serve|sell|supply|fit|fill|get|have)|(?:is |are )?short)\b[^,;.$]{0,25}$")
 _LOSS_PREFIX = re.compile(r"\b(?:lose|loses|losing|lost|miss|missed|forgo|give up)\b[^,;]*$")
 _PENALTY_SUFFIX = re.compile(r"(?:of (?:profit|margin|goodwill)|in (?:lost )?(?:profit|margin|goodwill))|"
                              r"(?:per|each|every|an?|for each|for every|on each|on every)\s+(?:lost|missed|"
@@ -381,6 +383,8 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
     kind = q.kind
     if kind == "bare" and q.per_unit and q.period:
         kind = "money"  # "0.5 per unit per day" is a cost even without a currency sign
+    if kind == "money" and not q.period and _SHORT_PREFIX.search(q.prefix):
+        return "penalty_cost", "prefix"  # "every pizza we can't make costs us £4", "each box short is £4"
     if kind == "money":
         setup, penalty = _SETUP_SUFFIX.search(q.suffix), _PENALTY_SUFFIX.search(q.suffix)
         if penalty and (not setup or penalty.start() < setup.start() or _LOSS_PREFIX.search(q.prefix[-30:])):
@@ -475,7 +479,9 @@ _BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'
                       r"customers?|customers?|people) (?:back )?(?:when|once|as soon)|write (?:it|them|the order) "
                       r"down|(?:fill|send|deliver|give|hand) (?:it|them|the order) (?:over )?(?:when|once|as soon)|"
                       r"until we (?:restock|get more|have more|get (?:it|them) in)|\bi\.?o\.?u\b")
-_LOST = re.compile(r"(?:won't|don't|do not|will not|never|can't|nobody|no one|not)\s+(?:\w+\s+)?(?:wait\w*|"
+_LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waiting|\bdrive (?:on|off)\b|"
+                   r"cancel\w* (?:the |their |an? )?order|"
+                   r"(?:won't|wont|don't|dont|do not|will not|never|can't|cant|nobody|no one|not)\s+(?:\w+\s+)?(?:wait\w*|"
                    r"hold on|hang on|come back)|(?:go|goes|went|head|shop|buy|get|grab|pick|order)\w*\s+"
                    r"(?:[\w&'-]+\s+){0,6}?instead|\belsewhere\b|something else|another brand|substitut\w*|switch (?:to|brands)|"
                    r"try (?:the |a )?(?:next|another|other)|don't bother|do without|go without|"
@@ -557,15 +563,23 @@ def _perishability(sentence: str, context: str | None = None) -> str | None:
 
 
 _MIXED = re.compile(r"\bsome\b[^.;]{0,60}\b(?:others?|some|rest|most|many|a lot|lots|plenty)\b|\bhalf\b|\bdepends\b|\bsometimes\b|"
+                    r"\bmostly\b[^.;]{0,40}\bbut\b|"
                     r"\ba few\b[^.;]{0,40}\b(?:others?|most)\b|\bmost\b[^.;]{0,60}\b(?:others?|some|a few)\b|"
                     r"\bmixed\b|\bmix of\b|\bbit of both\b|\bboth\b")
+
+
+# the second group of a mixed answer, whatever it does: "others take it to another pharmacy", "the odd one walks"
+_OTHER_GROUP = re.compile(r"\b(?:others?|the rest|the other half|(?:the )?odd one|plenty|walk-ins|some (?:\w+ )?(?:don't|won't|"
+                          r"do not|will not|can't))\b")
+_LIMITED_WAIT = re.compile(r"\bwait\w*\b[^.;]{0,30}\b(?:at most|max(?:imum)?|tops)\b[^.;]{0,20}\b(?:after that|then|beyond that)\b")
 
 
 # "if we're out they nip to Screwfix": an out-of-stock condition and customers going to some other place
 _OUT_COND = re.compile(r"\b(?:run|runs|ran|running) (?:out|dry|short)|\b(?:we're|we are|we were|i'm|i am|is|are) (?:out|short)\b|"
                        r"\bout of (?:stock|it|them|\w+)|\b(?:don't|do not|didn't|haven't|have not|havent|dont) (?:have|got)\b|"
                        r"\bhaven't got|\bnone (?:left|in)|\bsold out|\bno stock|\bthere(?: is|'s| are) (?:none|nothing|no)\b|"
-                       r"\bcan't (?:get|find|supply)|\bwhen (?:there's|there is) none|\bwithout (?:one|it|stock)")
+                       r"\b(?:can't|cant|cannot) (?:get|find|supply|make|serve|sell|fit|fill)|\bwhen (?:there's|there is) none|"
+                       r"\bwithout (?:one|it|stock)|\b(?:every|each|any) \w+ (?:\w+ )?short\b|\bif (?:there are|there's) no\b")
 _GO_TO = re.compile(r"\b(?:go|goes|going|went|nip|nips|pop|pops|run|runs|head|heads|off|drive|drives|walk|walks|hop|hops|"
                     r"try|tries|trot|trots|shoot|shoots|dash|dashes|leg it)\s+(?:\w+\s+){0,2}?(?:to|over to|down to|round to|"
                     r"across to|up to|into)\s+(?!wait\b|order\b|the back\b|work\b|bed\b|sleep\b)[\w&'-]+")
@@ -576,8 +590,10 @@ def _transition(sentence: str, has_money: bool, context: str | None) -> str | No
     if lost is None and _OUT_COND.search(sentence):
         lost = _GO_TO.search(sentence)
     backlog = _BACKLOG.search(sentence)
-    if lost and backlog and _MIXED.search(sentence):
-        return "mixed"  # "some wait, others leave": the agent asks, never picks
+    if backlog and _MIXED.search(sentence) and (lost or _OTHER_GROUP.search(sentence)):
+        return "mixed"  # "some wait, others leave", "half wait, the other half walk": the agent asks, never picks
+    if backlog and _LIMITED_WAIT.search(sentence):
+        return "mixed"  # "they'll wait a week at most, after that they walk"
     if lost and (not backlog or lost.start() <= backlog.start() or "wait" in lost.group(0)):
         return "lost_sale"
     if backlog:

@@ -187,9 +187,11 @@ def _money_and_cents(m: re.Match[str]) -> str:
 
 # list markers "1." "2)" "(3)" "a)" at the start of a line or after a sentence end are not quantities
 _LIST_MARKER = re.compile(r"(?:^|(?<=\n)|(?<=[.!?:;])\s)[ \t]*(?:\(?\d{1,2}[.)]|\(\d{1,2}\)|[-*\u2022])[ \t]+(?=\S)")
+# a capitalised word after these is a name ("they go to Domino's", "from Bamberg"), not a new sentence
+_NAME_BEFORE = ("to", "at", "from", "in", "on", "by", "of", "with", "for", "the", "like", "via", "near", "into")
 # "ordering fee $7 Nothing is thrown away": a capitalised word after a word or number without punctuation
 # starts a new sentence (names of days, months and distributions excepted)
-_RUN_ON = re.compile(r"(?<=[a-z0-9%)])[ \t]+(?=(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|"
+_RUN_ON = re.compile(r"(?<=[a-z0-9%)])" + "".join(rf"(?<!\b{w})" for w in _NAME_BEFORE) + r"[ \t]+(?=(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|"
                      r"January|February|March|April|May|June|July|August|September|October|November|December|"
                      r"Poisson|Gaussian|Normal|Uniform|Christmas|Easter|I|Street|Road|Lane|Avenue|Way|Drive|Close|Square|"
                      r"Rs|Rp|Ksh|Tk)\b)"
