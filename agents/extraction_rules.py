@@ -148,6 +148,9 @@ _SETUP_SUFFIX = re.compile(r"^\s*(?:\w+\s+){0,4}?(?:(?:per|each|every|an?|for ea
 _COST_WORD = re.compile(r"\bcosts?\b|\bfees?\b|\bcharges?\b|\bprice|penalt|\bpay|\bspend|\bfreight\b|\btransport\b|"
                         r"\bpostage\b|\bcarriage\b|\bcst\b|"
                         r"\b(?:holding|set[\s-]?up|shortage|stock[\s-]?out)\s*(?:is|=|:|of)\s")
+# a rate charged while a customer waits: the backlog penalty, never a demand rate
+_WAIT_COST_CUE = re.compile(r"\bwait\w*|\blate\b|\bback[\s-]?order\w*|\bgoodwill\b|\bcredit\b|\bknock\b|\bdiscount\w*|"
+                            r"\bpenalt\w*|\bloaner\b|\buntil (?:it's|it is|they're|the order is) (?:filled|delivered|in)")
 _SHORT_PREFIX = re.compile(r"\b(?:every|each|any)\s+(?:[a-z]+\s+){1,2}?(?:(?:we|i)\s+)?(?:(?:can't|cant|cannot|couldn't|don't|"
                            r"dont|do not)\s+(?:make|serve|sell|supply|fit|fill|get|have)|(?:is |are )?short)\b[^,;.$]{0,25}$")
 _LOSS_PREFIX = re.compile(r"\b(?:lose|loses|losing|lost|miss|missed|forgo|give up)\b[^,;]*$")
@@ -396,6 +399,8 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
         kind = "money"  # "holding 0.2 a day" is a cost even without a currency sign
     elif kind == "bare" and q.period and _HOLD_CUE.search(_clause(sentence, q)):
         kind = "money"  # "storage is about 0.7 a pair a week", "holding per week 0.14": a cost, not demand
+    elif kind == "bare" and q.period and _WAIT_COST_CUE.search(_clause(sentence, q)):
+        kind = "money"  # "each one waiting costs us 2 a day in goodwill", "knock 1.50 off for every day they wait"
     elif kind in ("count", "bare") and q.period and not q.per_unit:
         return "demand_distribution", "suffix"  # "20 a day", "42 units a week"
     params = _KIND_PARAMS[kind]
@@ -430,9 +435,15 @@ _RANDOM_CUES = re.compile(r"\brandom\w*|\bswing\w*|\bbusy days?\b|quiet days?|\b
                           r"all over the place|changes? (?:from )?day to day|never the same|\bdiffer\w*|"
                           r"uncertain|stochastic|no (?:real )?pattern|you never know|some days|depends on the day|"
                           r"hard to predict|(?:not|isn't|never|n't) (?:really )?(?:constant|fixed|steady|the same|"
-                          r"predictable|stable)")
+                          r"predictable|stable)|(?:jump|bounc|mov)\w* around|all over the shop|\blumpy\b|"
+                          r"chang\w* (?:a lot|loads|very much|so much|with the|anyhow)|"
+                          r"(?:way|a lot|much|far) (?:more|less|busier|quieter) (?:on|when|in)|sometimes? (?:way )?(?:more|less)|"
+                          r"depends (?:on |who|what|how)|(?:slow|quiet|dead|mad|busy) (?:days?|weeks?|nights?) and\b|"
+                          r"\b(?:is|are|'s) (?:dead|mad busy|quiet) (?:when|on|in)\b|can double\b|nobody wants")
 _DET_CUES = re.compile(r"same every day|same each day|every day the same|\bconstant\b|\bfixed\b(?!\s+(?:fee|cost|"
-                       r"charge|price))|(?<!been )\bsteady\b(?! (?:lately|recently|these days|this year))|\bexactly\b|like clockwork|deterministic|always the same|"
+                       r"charge|price))|(?<!been )\bsteady\b(?! (?:lately|recently|these days|this year))|\bexactly\b|\bprecisely\b|"
+                       r"like clockwork|regular as clockwork|deterministic|always the same|every day is (?:the )?same|"
+                       r"very stable|same number always|"
                        r"(?:doesn't|does not|never) change|\bpredictable\b|by contract|every single day|\bflat rate\b|"
                        r"no more(?:,)? no less|never more,? (?:and )?never less|\balways (?:exactly )?(?=\d)|standing order|same (?:number|amount|quantity|order)(?: of \w+)? (?:every|each) "
                        r"(?:day|morning|evening|night|afternoon)|"

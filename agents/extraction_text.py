@@ -103,6 +103,8 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\u00a2", " cents"),
     # the risk scale itself is not an answer: keep a marker word so the sentence still reads as about risk
     (r"(?:on\s+)?(?:a|the)?\s*(?:scale\s+(?:of|from)\s+)?-\s*10\s*(?:to|\.\.|-)\s*\+?10(?:\s+scale)?", " riskscale "),
+    # "pioson", "poison distribution", "40 a day poison" (rat poison stays poison)
+    (r"\bp(?:ios|oiss|ios|oss)on\b|\bpoison(?=\s*(?:distrib\w*|dist\b|w/|with\b|mean\b|\())|(?<=day )poison\b", "poisson"),
     (r"\bday after tomorrow\b", "2 days"),
     (r"\bzero (?=variation|variance|change|spread|difference|fluctuation|waste)", "no "),  # not a number
     (r"\b(?:from\s+)?one day to the next\b|\bfrom day to day\b", " day to day "),  # not "next day" = 1 day

@@ -33,7 +33,7 @@ transit arrives receive received takes business weeks months years lead fridge f
 capped storing store stores holds carry carrying thrown throw waste wasted discard leave leaves buying
 somewhere another instead waiting patient penalize penalty goodwill margin profit unmet unfilled missed
 month week year order customer supply supplies deliveries quarter shelving storing storage
-morning tomorrow overnight
+morning tomorrow overnight poisson distribution normal uniform
 """.split())))
 # common words one edit away from a keyword: never corrected
 _PROTECTED = set("""
