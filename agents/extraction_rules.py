@@ -99,7 +99,7 @@ _ANCHORS: dict[str, str] = {
     "time_horizon": r"horizon|\bplan\w*|season|\bnext\b|\bahead\b|covering|\bcover\b|look(?:ing)? at|"
                     r"time ?frame|\bperiod\b|\bwindow\b|through the end|coming|upcoming|let's do|run for|should run|"
                     r"optimi[sz]e over|over the next|over a\b",
-    "lead_time": r"lead[\s-]?times?|deliver\w*|arriv\w*|\btakes?\b|\btook\b|\bship\w*|shows? up|get here|"
+    "lead_time": r"lead[\s-]?times?|deliver\w*|arriv\w*|\btakes?\b|\btook\b|\bship\w*|shows? up|get here|\bcomes?\b|"
                  r"turnaround|comes? in|supplier\w*|wholesaler|restock\w*|receiv\w*|to come|replenish\w*|"
                  r"\bneeds?\b(?= \d+ days)|\blands?\b|doorstep|door to door|\bget (?:it|them|the (?:stock|goods|order))\b|"
                  r"distributor|\blag\b|having it on the shelf|(?:have|get|got) it (?:on the shelf|in)\b|"
@@ -108,7 +108,7 @@ _ANCHORS: dict[str, str] = {
     "demand_distribution": r"\bsells?\b|\bsold\b|selling|sales|demand\w*|\bbuy\w*|go through|get through|"
                            r"\bmoves?\b|\buses?\b|consum\w*|customers?|\bmean\b|average|\bavg\b|\bwant\w*|"
                            r"\bpoisson\b|\bnormal\w*|uniform\w*",
-    "max_inventory": r"capacity|squeeze\w*|\bcram\w*|\bstore\b|storage|\bhold\b|\bholds\b|\bfits?\b|\broom\b|\bspace\b|shel(?:f|ves)|"
+    "max_inventory": r"capacity|squeeze\w*|\bcram\w*|\bstore\b|storage|\bhold\b|\bholds\b|\bfits?\b|\broom\b|\bspace\b|shel(?:f|ves|ving)|"
                      r"warehouse|cooler|fridge|freezer|back ?room|stock ?room|store ?room|\bin (?:the )?back\b|"
                      r"max(?:imum)?\.?\s*(?:inventory|inv|stock|stk)\b|on hand|stkrm|\bcellar\b|\bracks?\b|\bbays?\b|"
                      # "cap 80", "the shelf cap is 120": a capacity (an order's cap says "order": see max_order)
@@ -151,8 +151,9 @@ _COST_WORD = re.compile(r"\bcosts?\b|\bfees?\b|\bcharges?\b|\bprice|penalt|\bpay
 # a rate charged while a customer waits: the backlog penalty, never a demand rate
 _WAIT_COST_CUE = re.compile(r"\bwait\w*|\blate\b|\bback[\s-]?order\w*|\bgoodwill\b|\bcredit\b|\bknock\b|\bdiscount\w*|"
                             r"\bpenalt\w*|\bloaner\b|\buntil (?:it's|it is|they're|the order is) (?:filled|delivered|in)")
-_SHORT_PREFIX = re.compile(r"\b(?:every|each|any)\s+(?:[a-z]+\s+){1,2}?(?:(?:we|i)\s+)?(?:(?:can't|cant|cannot|couldn't|don't|"
-                           r"dont|do not)\s+(?:make|serve|sell|supply|fit|fill|get|have)|(?:is |are )?short)\b[^,;.$]{0,25}$")
+_SHORT_PREFIX = re.compile(r"\b(?:every|each|any)\s+(?:[a-z]+\s+){1,2}?(?:(?:we|i)\s+)?(?:(?:can't|cant|cannot|couldn't)\s+[a-z]+|"
+                           r"(?:don't|dont|do not)\s+(?:make|serve|sell|supply|fit|fill|get|have)|(?:is |are )?short)\b"
+                           r"[^,;.$]{0,25}$")
 _LOSS_PREFIX = re.compile(r"\b(?:lose|loses|losing|lost|miss|missed|forgo|give up)\b[^,;]*$")
 _PENALTY_SUFFIX = re.compile(r"(?:of (?:profit|margin|goodwill)|in (?:lost )?(?:profit|margin|goodwill))|"
                              r"(?:per|each|every|an?|for each|for every|on each|on every)\s+(?:lost|missed|"
@@ -590,7 +591,8 @@ _OUT_COND = re.compile(r"\b(?:run|runs|ran|running) (?:out|dry|short)|\b(?:we're
                        r"\bout of (?:stock|it|them|\w+)|\b(?:don't|do not|didn't|haven't|have not|havent|dont) (?:have|got)\b|"
                        r"\bhaven't got|\bnone (?:left|in)|\bsold out|\bno stock|\bthere(?: is|'s| are) (?:none|nothing|no)\b|"
                        r"\b(?:can't|cant|cannot) (?:get|find|supply|make|serve|sell|fit|fill)|\bwhen (?:there's|there is) none|"
-                       r"\bwithout (?:one|it|stock)|\b(?:every|each|any) \w+ (?:\w+ )?short\b|\bif (?:there are|there's) no\b")
+                       r"\bwithout (?:one|it|stock)|\b(?:every|each|any) \w+ (?:\w+ )?short\b|\bif (?:there are|there's) no\b|"
+                       r"\b(?:every|each|any) \w+ (?:we|i) (?:can't|cant|cannot|couldn't) \w+")
 _GO_TO = re.compile(r"\b(?:go|goes|going|went|nip|nips|pop|pops|run|runs|head|heads|off|drive|drives|walk|walks|hop|hops|"
                     r"try|tries|trot|trots|shoot|shoots|dash|dashes|leg it)\s+(?:\w+\s+){0,2}?(?:to|over to|down to|round to|"
                     r"across to|up to|into)\s+(?!wait\b|order\b|the back\b|work\b|bed\b|sleep\b)[\w&'-]+")
