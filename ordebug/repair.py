@@ -150,6 +150,7 @@ def repair_model(model: LinearModel, budget: int = 20, options: int = 3, time_li
     env = DebugEnv(instance, budget=budget, iis_time_limit=max(1.0, time_limit / 4), solve_time_limit=time_limit)
     agent = HeuristicAgent()
     committed: list[RepairOption] = []  # edits that broke an earlier conflict of a model with several
+    touched: set[tuple] = set()  # what those edits changed (a coefficient, a row's side or sense, a bound)
     extra_solves = 0
     while env.calls_left >= 2:
         plan = agent.plan(env)
@@ -168,6 +169,8 @@ def repair_model(model: LinearModel, budget: int = 20, options: int = 3, time_li
         for order, cand in enumerate(candidates):
             if env.calls_left < 1 or len(found) >= options:
                 break
+            if any(_edit_key(a) in touched for a in cand.actions):
+                continue  # undoing an edit that broke an earlier conflict would only bring that conflict back
             before = env.model.copy()
             res, applied = agent.attempt(env, cand)
             if res.get("status") == "optimal":
@@ -177,6 +180,7 @@ def repair_model(model: LinearModel, budget: int = 20, options: int = 3, time_li
                 if not subsystem_infeasible(env.model, conflict, time_limit=time_limit):
                     breaker = cand  # this conflict is gone; another one keeps the model infeasible
                     committed.append(_option_words(before, cand))
+                    touched.update(_edit_key(a) for a in cand.actions)
                     break
             for _ in range(applied):
                 env.step({"op": "undo"})
@@ -202,6 +206,18 @@ def repair_model(model: LinearModel, budget: int = 20, options: int = 3, time_li
                    f"{f' (after {len(committed)} conflict(s) were broken)' if committed else ''}; the diagnosis "
                    f"above still names the first conflict.{elastic}")
     return _done(report, t0, env.log.solver_calls + 1 + extra_solves), None
+
+
+def _edit_key(action: dict) -> tuple:
+    """What one edit changes: a coefficient, a row (side, sense, scale, drop), a bound side, or a column's type."""
+    op = action["op"]
+    if op == "set_coef":
+        return ("coef", action["row"], action["col"])
+    if op == "set_bound":
+        return ("bound", action["col"], action["side"])
+    if op == "set_integrality":
+        return ("type", action["col"])
+    return ("row", action.get("row"))
 
 
 def _elastic_fallback(env: DebugEnv, instance: Instance, committed: list[dict], time_limit: float,
