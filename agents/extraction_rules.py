@@ -97,9 +97,9 @@ def _fmt(x: float) -> str:
 # ---- anchors: keywords that say which parameter a nearby number belongs to -------------------------------
 _ANCHORS: dict[str, str] = {
     "time_horizon": r"horizon|\bplan\w*|season|\bnext\b|\bahead\b|covering|\bcover\b|look(?:ing)? at|"
-                    r"time ?frame|\bperiod\b|\bwindow\b|through the end|coming|upcoming|let's do|run for|should run|"
+                    r"time ?frame|\bperiod\b|\bwindow\b|through the end|(?<!are )(?<!is )coming(?! after| in\b| within)|upcoming|let's do|run for|should run|"
                     r"optimi[sz]e over|over the next|over a\b",
-    "lead_time": r"lead[\s-]?times?|deliver\w*|arriv\w*|\btakes?\b|\btook\b|\bship\w*|shows? up|get here|\bcomes?\b|"
+    "lead_time": r"lead[\s-]?times?|\blead\b|com(?:es|ing) (?:after|in|within)|\bdrops? (?:\w+ )?off\b|\bturns? up\b|deliver\w*|arriv\w*|\btakes?\b|\btook\b|\bship\w*|shows? up|get here|\bcomes?\b|"
                  r"turnaround|comes? in|supplier\w*|wholesaler|restock\w*|receiv\w*|to come|replenish\w*|"
                  r"\bneeds?\b(?= \d+ days)|\blands?\b|doorstep|door to door|\bget (?:it|them|the (?:stock|goods|order))\b|"
                  r"distributor|\blag\b|having it on the shelf|(?:have|get|got) it (?:on the shelf|in)\b|"

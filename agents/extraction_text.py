@@ -105,6 +105,15 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"(?:on\s+)?(?:a|the)?\s*(?:scale\s+(?:of|from)\s+)?-\s*10\s*(?:to|\.\.|-)\s*\+?10(?:\s+scale)?", " riskscale "),
     # "pioson", "poison distribution", "40 a day poison" (rat poison stays poison)
     (r"\bp(?:ios|oiss|ios|oss)on\b|\bpoison(?=\s*(?:distrib\w*|dist\b|w/|with\b|mean\b|\())|(?<=day )poison\b", "poisson"),
+    (r"\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm)\b|\b\d{1,2}\s+(?:in the morning|in the evening|at night|o'clock)\b",
+     " at that hour "),  # times of day are never values ("order before 2pm", "turns up around 7 in the morning")
+    (r"\b2day\b", "today"),
+    (r"\b(\d+)[\s-]+days?\s+wait\b", r"lead time \1 days"),  # "2 day wait": the delivery, not customers waiting
+    (r"\b(?:a|one|\d+)\s+(?:days?|weeks?)\s+(?:quicker|faster|slower|longer|shorter|earlier|later|sooner)\b",
+     " a bit different "),  # "it's a day quicker now": a difference, never a value
+    (r"\b(?:you|u) said (?:it was |it's |its )?\d+(?:\.\d+)?\s*(?:days?|weeks?)?\s*,?\s*but\b", " but"),
+    (r"\bthe (?:morning|evening|afternoon) after (?:i|we) (?:order|place)\w*\b", "1 day"),
+    (r"\b(?:if |when )?(?:i|we) order (?:it |them )?the (?:night|evening|day) before\b", "lead time 1 day"),
     (r"\bday after tomorrow\b", "2 days"),
     (r"\bzero (?=variation|variance|change|spread|difference|fluctuation|waste)", "no "),  # not a number
     (r"\b(?:from\s+)?one day to the next\b|\bfrom day to day\b", " day to day "),  # not "next day" = 1 day
@@ -158,7 +167,7 @@ _IDIOMS: list[tuple[str, str]] = [
 _DURATION_WORDS = "day|week|month|year|quarter"
 # "a week" -> "1 week" only where it is a duration, not a rate ("42 a week")
 _A_PERIOD = re.compile(rf"\b(?:a|an)\s+(full\s+)?({_DURATION_WORDS})\b")
-_RATE_BEFORE = re.compile(r"(?:\d[^\s]*(?:\s+[a-z]+){0,4}|\b(?:units?|items?|pieces?|boxes|bottles|loaves|cents|dollars|bucks|each|one|"
+_RATE_BEFORE = re.compile(r"(?:\d[^\s,;]*(?:\s+(?!and\b|but\b|takes?\b|took\b|needs?\b|arrives?\b|comes?\b)[a-z]+){0,4}|\b(?:units?|items?|pieces?|boxes|bottles|loaves|cents|dollars|bucks|each|one|"
                           r"customers|crates|cases|stems|sandwiches|per unit|an? unit|an? item))\s*$")
 
 
