@@ -112,9 +112,12 @@ _ANCHORS: dict[str, str] = {
                      r"warehouse|cooler|fridge|freezer|back ?room|stock ?room|store ?room|\bin (?:the )?back\b|"
                      r"max(?:imum)?\.?\s*(?:inventory|inv|stock|stk)\b|on hand|stkrm|\bcellar\b|\bracks?\b|\bbays?\b|"
                      # "cap 80", "the shelf cap is 120": a capacity (an order's cap says "order": see max_order)
-                     r"(?<!order )\bcap\b(?=\s*(?:is|=|:|of)?\s*\d)",
+                     r"(?<!order )\bcap\b(?=\s*(?:is|=|:|of)?\s*\d)(?!\s*(?:is|=|:|of)?\s*[\d.,]+\s*(?:/|per|an?|each)\s*"
+                     r"(?:order|po|delivery|drop)\b)|\b(?:could|can) keep\b|\bkeep (?:up to|max(?:imum)?|at most)\b|"
+                     r"\bplace for\b|\btops out at\b",
     "max_order": r"max(?:imum)?\.?\s*(?:order\w*|ordr|ord|po|q|qty)\b|max(?:imum)? per (?:po|order)|"
-                 r"order\s+(?:limit|size|quantity|cap|max\w*)|order\s+at most|"
+                 r"order\s+(?:limit|size|quantity|cap|max\w*|ceiling)|per[\s-]order (?:ceiling|limit|cap|max\w*)|order\s+at most|"
+                 r"(?:drop|send|bring|deliver)s? (?:no )?more than|per (?:visit|drop|run|trip|load)\b|"
                  r"order\s+up to|order\s+(?:no\s+)?more than|\bcaps?\b(?!\s*(?:is|=|:|of)?\s*\d)|capped|ship more than|"
                  r"at a time|at once|/\s*(?:order|ordr|po)\b|(?:per|each|a) (?:delivery|shipment|drop|load|run|po)\b|"
                  r"(?:per|each|every|an?|single|one)\s+order\b|biggest order|largest order|truck can carry|"
@@ -164,7 +167,7 @@ _PENALTY_SUFFIX = re.compile(r"(?:of (?:profit|margin|goodwill)|in (?:lost )?(?:
 # "the stockroom can take 250", "the shelves fit 80": a storage place with a verb of capacity right before a count
 _STORAGE_PREFIX = re.compile(r"(?:stock ?room|store ?room|back ?room|back room|\bthe back\b|shel(?:f|ves)|warehouse|\byard\b|"
                              r"\bloft\b|lock-?up|\bgarage\b|"
-                             r"storage|cooler|fridge|freezer|walk-in|\bspace\b|\broom\b|cellar|depot|\bshed\b|"
+                             r"storage|cooler|fridges?|freezers?|chillers?|\bsafe\b|walk-in|\bspace\b|\broom\b|cellar|depot|\bshed\b|"
                              r"\bbins?\b|racks?)\b[^,.;]{0,25}?\b(?:can |could |will |would |only |just |really |"
                              r"physically )*(?:take|takes|hold|holds|fit|fits|store|stores|handle|handles|"
                              r"accommodate\w*|manage|manages|has room for|has space for)(?:\s+(?:up to|about|around|"

@@ -219,6 +219,7 @@ _INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm
                            rf"(?:,\s*|\b(?:actually|no|sorry|oh|or)\s*,?\s*)make (?:it|that)\s+(?=[$\u20ac\u00a3]?\d|(?:a|an|{_NUMWORD})\b)")
 
 
+_EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B50\u2B55]+\\s*\ufe0f?")
 # a lone marker opening a message whose words carry their own number: an item pasted from a numbered list
 # ("3. Oh and we plan 60 days ahead" answers a question with 3: only the ")" form is a marker alone)
 _LONE_MARKER = re.compile(r"^\s*\(?\d{1,2}\)\s+(?=[A-Za-z][^\n]*\d)")
@@ -239,6 +240,7 @@ def _inline_list(text: str) -> str:
 def _prepare(text: str) -> str:
     """Structure before case is lost: list markers removed, run-on sentences split, "R150" (rand) as money."""
     text = re.sub(r"(?<![\w$])R\s?(?=\d)", "$", text)
+    text = _EMOJI.sub(" , ", text)  # "safe holds 40 💍 supplier max 15": emoji between items separate them
     if len(_LIST_MARKER.findall(text)) >= 2:  # a list has two items at least; a lone "3." is an answer
         text = _LIST_MARKER.sub(" ", text)
     elif _LONE_MARKER.match(text):  # "2) delivery takes 3 days": one item of a list, answered alone
@@ -254,8 +256,8 @@ def normalise_text(text: str) -> str:
     s = _INTERJECTION.sub(", i meant ", s)  # a correction cue inside the same sentence: the later value wins
     for pattern, repl in _IDIOMS:
         s = re.sub(pattern, repl, s)
-    s = re.sub(r"\b(\d+(?:\.\d+)?)\s+(thousand|million)\b",
-               lambda m: f"{float(m.group(1)) * (1000 if m.group(2) == 'thousand' else 1e6):g}", s)  # "2 thousand"
+    s = re.sub(r"\b(\d+(?:\.\d+)?)\s+(hundred|thousand|million|lakh|lakhs|crore|crores)\b",
+               lambda m: f"{float(m.group(1)) * _SCALE_WORDS[m.group(2)]:g}", s)  # "2 thousand", "2 lakh"
     s = _replace_word_numbers(s)
     s = _drop_old_values(s)
     s = re.sub(r"(?<!or )\b(?:minus|negative)\s+(?=\d)", "-", s)
@@ -284,7 +286,13 @@ _USED_TO = re.compile(r"\b(used to (?:be|take|cost|charge|run)\s+)(?:about\s+|ar
                       + r"(?=[^.;!?]{0,40}?\b(?:now|these days|nowadays)\b)")
 
 
+_SCALE_WORDS = {"hundred": 100, "thousand": 1000, "million": 1e6, "lakh": 1e5, "lakhs": 1e5, "crore": 1e7, "crores": 1e7}
+# "it's 160, not 260": the value said first is the one meant
+_NOT_OLD = re.compile(r"(?<=\d)(\s*,?\s*)not\s+" + _VAL + r"\b")
+
+
 def _drop_old_values(s: str) -> str:
+    s = _NOT_OLD.sub(r"\1", s)
     s = _CHANGED_FROM.sub(r"\1to ", s)
     s = _WAS_ASIDE.sub(" ", s)
     return _USED_TO.sub(r"\1", s)
