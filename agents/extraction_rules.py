@@ -96,7 +96,7 @@ def _fmt(x: float) -> str:
 
 # ---- anchors: keywords that say which parameter a nearby number belongs to -------------------------------
 _ANCHORS: dict[str, str] = {
-    "time_horizon": r"horizon|\bplan\w*|season|\bnext\b|\bahead\b|covering|\bcover\b|look(?:ing)? at|"
+    "time_horizon": r"horizon|\bplan\w*(?! on\b)|season|\bnext\b|\bahead\b|covering|\bcover\b|look(?:ing)? at|"
                     r"time ?frame|\bperiod\b|\bwindow\b|through the end|(?<!are )(?<!is )coming(?! after| in\b| within)|upcoming|let's do|run for|should run|"
                     r"optimi[sz]e over|over the next|over a\b",
     "lead_time": r"lead[\s-]?times?|\blead\b|com(?:es|ing) (?:after|in|within)|\bdrops? (?:\w+ )?off\b|\bturns? up\b|deliver\w*|arriv\w*|\btakes?\b|\btook\b|\bship\w*|shows? up|get here|\bcomes?\b|"
@@ -197,7 +197,7 @@ _HISTORY_DURATION = re.compile(r"(?:(?:\bopen|in business|been (?:here|around|do
 _OTHER_NOUN = re.compile(r"\s*(?:of us\b|of them (?:work|here)|staff|employees|people|workers|colleagues|assistants|branches|stores|shops|"
                          r"locations|outlets|kids|children|percent|%|times|stars|registers|tills|aisles|minutes?|mins?|"
                          r"hours?|hrs?|miles?|km|kilometers?|kilometres?)\b")
-_PERISH_DURATION = re.compile(r"(?:die|wilt|spoil|rot|expire|go(?:es)? (?:bad|off|stale)|shelf life|last)\w*"
+_PERISH_DURATION = re.compile(r"(?:die|wilt|spoil|rot|expire|go(?:es)? (?:bad|off|stale)|shelf life|last|(?:fine|good) for)\w*"
                               r"(?:\s+\w+){0,3}\s*$")
 
 
@@ -472,7 +472,7 @@ _GOODS_DURABLE = re.compile(
     r"stationery|pens|furniture|tyres?|tires?|paint|glassware|cutlery|cookware|plates|spare parts|parts|"
     r"dry goods|rice|pasta|sugar|salt|cement|lumber|timber|pipes?|fittings|bulbs|light bulbs|filters?|"
     r"widgets?|plastic\w*|metal|steel|jewel(?:le)?ry|watches|cosmetics|perfume|cleaning supplies)\b")
-_PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|expir\w*|go(?:es)? (?:bad|off|stale)|\bstale\b|\brot\w*|\bwilt\w*|"
+_PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|expir\w*|go(?:es)? (?:bad|off|stale)|\bstale\b|\brot(?:s|ted|ting|ten)?\b|\bwilt\w*|"
                          r"\bdie\b|\bfresh\b|shelf life|thrown? (?:out|away)|throw (?:it |them )?(?:out|away)|"
                          r"in the bin|binned|\bwaste\w*|discard\w*|dump\w*|\bsell[\s-]by\b|\bcomposted\b|on the compost|\bworthless\b|"
                          r"only good for (?:the|one|a|1) day|good for (?:one|a|1) day only|only lasts? (?:the|one|a|1) day|"

@@ -149,7 +149,7 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\b(?:costs?|is|it's)\s+(?:us\s+)?nothing\b", "costs $0"),
     (r"\bno (?:fixed |setup |set-up |ordering |order |delivery )?(?:fee|cost|charge)s?\b", "setup $0"),
     (r"\b(?:to get|for|qualify for|qualifies for|get|earn) free (?=shipping|delivery|postage|freight)", " conditional "),
-    (r"\bfree\b", "$0"),
+    (r"\bfree\b(?!\s+(?:to|trial|version|account|plan|time|tier|sample|app)\b)", "$0"),  # not "is this free to use?"
     # "a 6 pound handling charge": pounds as money only before a charge word (else it may be a weight)
     (r"\b(\d+(?:\.\d+)?) pounds? (?=(?:\w+ )?(?:charge|fee|cost|fine|penalty|surcharge)s?\b)", "\u00a3\\1 "),
     (r"(?<!or )\bminus\s+(?=\d)", "-"),

@@ -73,3 +73,24 @@ def test_mixed_stock_out_behaviour_is_asked_never_picked(text):
 ])
 def test_look_alikes_store_nothing(text, absent):
     assert absent not in parse_utterance(text).values
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("🍩 shelf holds 80 🍩 supplier max 20 per order", {"max_inventory": 80, "max_order": 20}),
+    ("the freezer cap is 3 hundred tubs", {"max_inventory": 300}),
+    ("warehouse capacity 1 lakh units", {"max_inventory": 100000}),
+    ("cap 45 / order", {"max_order": 45}),
+    ("the fee is $12, not $15", {"setup_cost": 12}),
+    ("order before 3pm and it comes in 2 days", {"lead_time": 2}),
+    ("lead time 6 days, though it's a day quicker in summer", {"lead_time": 6}),
+])
+def test_separators_scales_and_never_values(text, expected):
+    r = parse_utterance(text)
+    assert {k: v for k, v in r.values.items() if k in expected} == expected, (text, r.values, r.conflicts)
+    assert not r.conflicts
+
+
+@pytest.mark.parametrize("text", ["is this app free to use?", "we have 4 baristas on the rota",
+                                  "plan on 5 minutes per customer"])
+def test_free_rota_and_plan_on_store_nothing(text):
+    assert parse_utterance(text).values == {}
