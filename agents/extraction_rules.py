@@ -214,11 +214,12 @@ _OTHER_THINGS = re.compile(r"\s*(?:[a-z-]+\s+)?(?:vans|trucks|lorries|cars|drive
                            r"chairs|desks|counters|floors|rooms|stalls|machines|computers|phones|shifts|owners|"
                            r"partners|managers|sites|staff|employees|people|workers|branches|stores|shops)\b")
 # a cost per pallet / case: divided by the units in one when the message says how many (PROCEDURE.md)
-_CONTAINER = r"(pallet|case|crate|carton|box|pack)"
+_CONTAINER = r"(pallet|case|crate|carton|box|pack|tray|bundle|sack|drum|keg)"
 _PER_CONTAINER_SUFFIX = re.compile(r"^\s*(?:[a-z]+\s+){0,2}?(?:per|a|an|each|every|for each|for an?|for one|/)\s*" + _CONTAINER
                                    + r"\b")
 _PER_CONTAINER_PREFIX = re.compile(r"(?:\b(?:per|each|every|for each|for every|for a|a)\s+|^\s*)" + _CONTAINER
-                                   + r"\b[^,.;]{0,40}$")
+                                   + r"\b[^,.;]{0,40}$|\b" + _CONTAINER + r"\s+(?:storage|holding|rent|warehousing)\b"
+                                   r"[^,.;]{0,20}$")
 _CONTAINER_SIZE = [
     re.compile(r"\b(\d+)\s+(?:[a-z]+\s+)?(?:to|per|in|on)\s+(?:a|an|each|one|every|the)\s+" + _CONTAINER + r"\b"),
     re.compile(r"\b" + _CONTAINER + r"s?\s+(?:has|holds|is|contains|takes|carries|of|=|:)\s+(?:only\s+|about\s+)?(\d+)\b"),
@@ -925,9 +926,13 @@ def _offer(name: str, value: object, how: str, pos: int, out: ParseResult, seen:
         out.values[name] = value
         seen.how[name], seen.where[name] = how, (seen.sentence, pos)
         return True
+    if seen.corrected(name, pos):  # "fee's 18, sorry, 16": a correction wins even when the figures are close
+        out.values[name] = value
+        seen.how[name], seen.where[name] = how, (seen.sentence, pos)
+        return True
     if _same_raw(name, out.values[name], value):
         return False
-    if seen.corrected(name, pos) or (how != "context" and seen.how.get(name) == "context"):
+    if how != "context" and seen.how.get(name) == "context":
         out.values[name] = value
         seen.how[name], seen.where[name] = how, (seen.sentence, pos)
         return True

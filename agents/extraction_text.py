@@ -71,6 +71,25 @@ def replace_number_words(text: str) -> str:
     return _WORD_RUN_ANY_CASE.sub(repl, text)
 
 
+_SMALL = "|".join([*(u for u in _UNITS if u != "zero"), *_TENS])
+# "the fee is seven fifty", "delivery charge is twelve fifty": a price said the way it is spoken (7.50, 12.50)
+_SPOKEN_PRICE = re.compile(
+    rf"(\b(?:fee|fees|charge|charges|cost|costs|price|pay|paid|is|'s|at|for|about|around)\s)"
+    rf"((?:{_SMALL})(?:-(?:{_SMALL}))?)\s+((?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|ten|fifteen)"
+    rf"(?:-(?:one|two|three|four|five|six|seven|eight|nine))?)\b"
+    rf"(?!\s*(?:and\b|-|units?|items?|pieces|boxes|bags|days?|weeks?|months?|years?|of\b|per\s+(?:order|delivery)))")
+
+
+def _spoken_prices(text: str) -> str:
+    def repl(m: re.Match[str]) -> str:
+        whole, cents = words_to_number(m.group(2)), words_to_number(m.group(3))
+        if whole is None or cents is None or not 10 <= cents <= 99:
+            return m.group(0)
+        return f"{m.group(1)}${int(whole)}.{int(cents):02d}"
+
+    return _SPOKEN_PRICE.sub(repl, text)
+
+
 def _replace_word_numbers(text: str) -> str:
     def repl(m: re.Match[str]) -> str:
         phrase = m.group(0)
@@ -146,7 +165,8 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\ba quarter(?=\s+(?:(?:per|a|an|each|every|for each|for every|on each|on every)\s+(?:lost\s+|missed\s+)?"
      r"(?:unit|item|piece|one|box|bottle|case|day|night|sale|order|delivery))\b)", "$0.25"),
     (r"\b(?:delivery|shipping|ordering|it)(?: is|'s)? (?:included|free|on (?:them|the house))\b", "setup $0"),
-    (r"\b(?:costs?|is|it's)\s+(?:us\s+)?nothing\b", "costs $0"),
+    (r"\b(?:costs?|is|it's)\s+(?:us\s+|me\s+)?(?:nothing|nowt)\b", "costs $0"),
+    (r"\b(?:i |we )?pay (?:nothing|nowt)\b|\bnowt to pay\b", "costs $0"),
     (r"\bno (?:fixed |setup |set-up |ordering |order |delivery )?(?:fee|cost|charge)s?\b", "setup $0"),
     (r"\b(?:to get|for|qualify for|qualifies for|get|earn) free (?=shipping|delivery|postage|freight)", " conditional "),
     (r"\bfree\b(?!\s+(?:to|trial|version|account|plan|time|tier|sample|app)\b)", "$0"),  # not "is this free to use?"
@@ -209,6 +229,8 @@ _RUN_ON = re.compile(r"(?<=[a-z0-9%)])" + "".join(rf"(?<!\b{w})" for w in _NAME_
                      r"(?![A-Z][a-z]+ (?:Street|St|Road|Rd|Lane|Avenue|Ave|Way|Drive|Close|Square)\b)[A-Z][a-z])")
 # "a week... no wait, eight days", "oh wait, 6": the interjection is a correction cue, not customers waiting
 _INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm|um|uh)\s*,?\s*wait\b\s*[,.!:\-\u2026]*\s*|"
+                           # "fee's 18. sorry, 16", "4 cents a stem. scratch that, 5": the correction opens the next sentence
+                           r"[.!]\s*(?:sorry|oops|no|scratch that|correction)\s*[,:!]?\s*(?=[$\u20ac\u00a3]?\d)|"
                            r"(?:^\s*|(?<=[.!?])\s*)wait\s*[,!:\-\u2026]+\s*|"
                            # "fee's 20, wait, they put it up to 22", "5 days, no hang on, 6": mid-sentence interjections
                            r"(?:(?<=[,;])|\s[-\u2013\u2014]|(?:^|(?<=[.!?]))\s*(?=no\s|hang|hold))\s*(?:no\s+)?(?:wait|hang on|hold on)"
@@ -258,6 +280,7 @@ def normalise_text(text: str) -> str:
         s = re.sub(pattern, repl, s)
     s = re.sub(r"\b(\d+(?:\.\d+)?)\s+(hundred|thousand|million|lakh|lakhs|crore|crores)\b",
                lambda m: f"{float(m.group(1)) * _SCALE_WORDS[m.group(2)]:g}", s)  # "2 thousand", "2 lakh"
+    s = _spoken_prices(s)
     s = _replace_word_numbers(s)
     s = _drop_old_values(s)
     s = re.sub(r"(?<!or )\b(?:minus|negative)\s+(?=\d)", "-", s)

@@ -94,3 +94,18 @@ def test_separators_scales_and_never_values(text, expected):
                                   "plan on 5 minutes per customer"])
 def test_free_rota_and_plan_on_store_nothing(text):
     assert parse_utterance(text).values == {}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("the delivery charge is nine fifty", {"setup_cost": 9.5}),
+    ("the order fee's 14. Sorry, 12.", {"setup_cost": 12}),  # a close correction still wins
+    ("the courier costs me nothing, I collect", {"setup_cost": 0}),
+    ("holding cost for a tray of 20 yoghurts is 0.40 a day", {"holding_cost": 0.02}),
+])
+def test_spoken_prices_close_corrections_and_trays(text, expected):
+    r = parse_utterance(text)
+    assert {k: v for k, v in r.values.items() if k in expected} == expected, (text, r.values, r.conflicts)
+
+
+def test_a_price_said_as_words_is_not_a_count():
+    assert parse_utterance("the shelf takes seven fifty units").values.get("setup_cost") is None
