@@ -144,7 +144,7 @@ _KIND_PARAMS = {
     "bare": ("time_horizon", "lead_time", "demand_distribution", "max_inventory", "max_order",
              "holding_cost", "penalty_cost", "setup_cost", "risk_tolerance"),
 }
-_SETUP_SUFFIX = re.compile(r"^\s*(?:\w+\s+){0,4}?(?:(?:per|each|every|an?|for each|for every|for an?)\s+"
+_SETUP_SUFFIX = re.compile(r"^\s*(?:\w+\s+){0,4}?(?P<cue>(?:per|each|every|an?|for each|for every|for an?)\s+"
                            r"(?:order|delivery|shipment|truck|time|batch|purchase order|run|trip|drop|drop-off|visit|call-out|"
                            r"consignment|van)\b|flat\b|fixed\b|"
                            r"regardless|no matter|each time|every time|in (?:shipping|paperwork|admin))")
@@ -162,6 +162,7 @@ _PENALTY_SUFFIX = re.compile(r"(?:of (?:profit|margin|goodwill)|in (?:lost )?(?:
                              r"(?:per|each|every|an?|for each|for every|on each|on every)\s+(?:lost|missed|"
                              r"unit short|sale (?:we|you) miss|unfilled)|\bshort\b|customer waits|\bwaits?\b|"
                              r"\blate\b|\bdelay\w*|in goodwill|lost profit|of profit|\bhit\b|"
+                             r"(?:profit|margin|money|sale)s? (?:we|i) (?:lose|miss|forgo)|"
                              r"(?:every|each) time (?:a |the )?(?:someone|somebody|customers?|they|people|a customer) "
                              r"(?:\w+ )?(?:leaves?|walks?|goes|go|can't|cannot|is turned|are turned|misses|miss)")
 # "the stockroom can take 250", "the shelves fit 80": a storage place with a verb of capacity right before a count
@@ -395,8 +396,11 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
         return "penalty_cost", "prefix"  # "every pizza we can't make costs us £4", "each box short is £4"
     if kind == "money":
         setup, penalty = _SETUP_SUFFIX.search(q.suffix), _PENALTY_SUFFIX.search(q.suffix)
-        if penalty and (not setup or penalty.start() < setup.start() or _LOSS_PREFIX.search(q.prefix[-30:])):
+        if penalty and (not setup or penalty.start() < setup.start("cue") or _LOSS_PREFIX.search(q.prefix[-30:])):
             return "penalty_cost", "suffix"  # "$6 of profit every time a customer leaves"
+        if setup and re.match(r"^\W*(?:\w+\W+){0,3}?(?:each|every) time\b", q.suffix) and (
+                _OUT_COND.search(q.prefix) or _LOST.search(q.prefix)):
+            return "penalty_cost", "suffix"  # "if we're out of their size they don't come back, costs us £30 each time"
         if setup:
             return "setup_cost", "suffix"
     if kind == "bare" and q.period and re.search(r"\b(?:holding|carrying|storage|penalty|shortage|stock[\s-]?out)"
@@ -409,6 +413,8 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
     elif kind in ("count", "bare") and q.period and not q.per_unit:
         return "demand_distribution", "suffix"  # "20 a day", "42 units a week"
     params = _KIND_PARAMS[kind]
+    if q.value == 0 and kind in ("duration", "bare"):
+        params = tuple(p for p in params if p != "time_horizon")  # "same day" is a delivery, never a plan of 0 days
     if kind == "bare" and not (q.per_unit or q.period) and context not in MONEY_FIELDS \
             and not _COST_WORD.search(sentence):
         params = tuple(p for p in params if p not in MONEY_FIELDS)  # "we can keep 150" is not $150
@@ -489,7 +495,7 @@ _BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'
                       r"pre[\s-]?order\w*|fill (?:it|the order) (?:later|when)|pick (?:it|them) up when|"
                       r"order it for them|(?:they'll|they will|we) order it|deliver (?:it )?later|"
                       r"reserve\w*|put (?:them|it) on a list|happy to wait|don't mind waiting|"
-                      r"come back (?:later|for|tomorrow|the next|next|when|once|in a)|hold on|hang on|\bpatient\b|"
+                      r"(?<!i'll )(?<!i will )(?<!\bi )(?<!we'll )come back (?:later|for|tomorrow|the next|next|when|once|in a)(?! with)|hold on\b|hang on\b|\bpatient\b|"
                       r"take (?:their|a|the|his|her) (?:number|name|details|order|contact)|names? (?:down|on a list)|"
                       r"on a (?:waiting )?list|(?:call|ring|phone|text|email|message|contact|notify) (?:them|the "
                       r"customers?|customers?|people) (?:back )?(?:when|once|as soon)|write (?:it|them|the order) "
@@ -498,7 +504,7 @@ _BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'
 _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waiting|\bdrive (?:on|off)\b|"
                    r"cancel\w* (?:the |their |an? )?order|"
                    r"(?:won't|wont|don't|dont|do not|will not|never|can't|cant|nobody|no one|not)\s+(?:\w+\s+)?(?:wait\w*|"
-                   r"hold on|hang on|come back)|(?:go|goes|went|head|shop|buy|get|grab|pick|order)\w*\s+"
+                   r"hold on\b|hang on\b|come back)|(?:go|goes|went|head|shop|buy|get|grab|pick|order)\w*\s+"
                    r"(?:[\w&'-]+\s+){0,6}?instead|\belsewhere\b|something else|another brand|substitut\w*|switch (?:to|brands)|"
                    r"try (?:the |a )?(?:next|another|other)|don't bother|do without|go without|"
                    r"(?:nobody|no one|never)\s+(?:\w+\s+)?(?:comes?|came|coming) back|"
@@ -518,6 +524,10 @@ _UNKNOWN = re.compile(r"not sure|no idea|don't know|do not know|dunno|no clue|ca
 _CORRECTION = re.compile(r"(?:^|[.!?]\s)\W*(?:actually|sorry|oops|wait)\b|i meant|correction|let me correct|i misspoke|my mistake|"
                          r"scratch that|\d\S*\s+(?:\w+\s+){0,3}instead\b|\binstead of\b|i was wrong|to correct|rather than")
 _QUESTION = re.compile(r"^\s*(?:what|how|why|which|can you|could you|do you|what's|is that|does that|explain)\b")
+# a sentence that asks ("what's the difference between lost sale and backlog?", "what if they don't wait?"):
+# its keywords are the question's words, not the manager's facts
+_ASKING = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:what|whats|how|why|which|can you|could you|do you|do i|should i|what's|"
+                     r"explain|what if|what happens|(?:is|are|does|do|should|would|can|could) (?:a|an|the|it|this|that|there))\b")
 _YES = re.compile(r"^\s*(?:yes|yep|yeah|yup|sure|correct|they do|it does|definitely|absolutely|indeed|of course)\b")
 _NO = re.compile(r"^\s*(?:no|nope|nah|not really|they don't|it doesn't|never|not at all)\b")
 # verbal risk attitudes on the -10..10 scale (very averse .. risk seeking)
@@ -831,6 +841,7 @@ class _Seen:
     corrections: list[tuple[int, int]] = field(default_factory=list)  # positions of "actually", "I meant", ...
     keywords: dict[str, list[tuple[int, object]]] = field(default_factory=dict)  # field -> [(sentence, value)]
     sentence: int = 0
+    asking: bool = False  # the current sentence is a question the manager asks
     container_sizes: dict[str, float] = field(default_factory=dict)  # "30 units to a pallet"
     container_numbers: set[tuple[int, int]] = field(default_factory=set)  # (sentence, position) of those sizes
 
@@ -863,6 +874,7 @@ def parse_utterance(text: str, context: str | None = None, known: dict[str, obje
         seen.sentence = i
         padded = " " + sentence + " "
         seen.corrections.extend((i, m.start()) for m in _CORRECTION.finditer(padded))
+        seen.asking = bool(_ASKING.search(sentence)) and bool(re.search(re.escape(sentence) + r"\s*\?", norm))
         _parse_sentence(padded, context, known, out, seen)
     _keyword_conflicts(out, seen)
     _learned_keywords(norm, out, seen)
@@ -1071,7 +1083,7 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
         "state_transition_model": _transition(sentence, has_money, context),
     }
     for name, value in keyword.items():
-        if value is None:
+        if value is None or seen.asking:
             continue
         if value == "mixed":  # both behaviours in one breath: a contradiction for the agent to ask about
             seen.keywords.setdefault(name, []).extend([(seen.sentence, "backlog"), (seen.sentence, "lost_sale")])

@@ -283,6 +283,7 @@ def normalise_text(text: str) -> str:
     s = _spoken_prices(s)
     s = _replace_word_numbers(s)
     s = _drop_old_values(s)
+    s = _CLOCK_TIME.sub(r"\1 at that hour ", s)
     s = re.sub(r"(?<!or )\b(?:minus|negative)\s+(?=\d)", "-", s)
     s = re.sub(r"\bplus\s+(?=\d)", "+", s)
     s = re.sub(r"\b(\d+) dozen\b", lambda m: str(int(m.group(1)) * 12), s)
@@ -309,6 +310,13 @@ _USED_TO = re.compile(r"\b(used to (?:be|take|cost|charge|run)\s+)(?:about\s+|ar
                       + r"(?=[^.;!?]{0,40}?\b(?:now|these days|nowadays)\b)")
 
 
+# "they come in at six", "the van gets here by 7, every morning": a time of day after an arrival verb, never a value
+_CLOCK_TIME = re.compile(r"\b((?:come|comes|came|coming|arrive|arrives|arrived|arriving|turn up|turns up|show up|shows up|"
+                         r"get here|gets here|is here|are here|open|opens|close|closes|drop off|drops off|land|lands|"
+                         r"deliver|delivers|delivered|come in|comes in|go out|goes out)(?:\s+\w+)?)\s+(?:at|by|around|"
+                         r"before|after|until|till)\s+(?:about\s+|around\s+)?\d{1,2}(?:[:.]\d{2})?"
+                         r"(?=\s*(?:$|[,.;!?)]|and\b|then\b|sharp\b|ish\b|(?:every|each) (?:morning|day|evening|night)\b|"
+                         r"in the\b|on the dot\b|latest\b|at the latest\b))")
 _SCALE_WORDS = {"hundred": 100, "thousand": 1000, "million": 1e6, "lakh": 1e5, "lakhs": 1e5, "crore": 1e7, "crores": 1e7}
 # "it's 160, not 260": the value said first is the one meant
 _NOT_OLD = re.compile(r"(?<=\d)(\s*,?\s*)not\s+" + _VAL + r"\b")

@@ -60,6 +60,12 @@ def rules_only():
     ("the order fee's 14. Sorry, 12.", {"setup_cost": 12}),  # a close correction still wins
     ("the courier costs me nothing, I collect", {"setup_cost": 0}),
     ("holding cost for a tray of 20 yoghurts is 0.40 a day", {"holding_cost": 0.02}),
+    # a stock-out's price said "each time"; a same-day delivery; clock times after an arrival verb
+    ("when we're out of the blue ones people shop elsewhere, that's $8 gone each time",
+     {"penalty_cost": 8, "state_transition_model": "lost_sale"}),
+    ("about $6 margin we lose every time, they buy it online", {"penalty_cost": 6}),
+    ("the wholesaler is round the corner, stuff comes same day", {"lead_time": 0}),
+    ("the lorry turns up at eight, and the order takes 2 days", {"lead_time": 2}),
 ])
 def test_shorthand_and_colloquial_values(text, expected):
     r = parse_utterance(text)
@@ -89,7 +95,13 @@ def test_look_alikes_store_nothing(text, absent):
 
 
 @pytest.mark.parametrize("text", ["is this app free to use?", "we have 4 baristas on the rota",
-                                  "plan on 5 minutes per customer"])
+                                  "plan on 5 minutes per customer",
+                                  # the manager's own questions and promises are not stock-out facts
+                                  "so is a backorder the same thing as a lost sale?",
+                                  "what happens if people don't wait?",
+                                  "I'll come back tomorrow with the costs",
+                                  "hang onto that thought, two secs",
+                                  "the papers come in at seven and go out at nine"])
 def test_free_rota_and_plan_on_store_nothing(text):
     assert parse_utterance(text).values == {}
 
