@@ -466,6 +466,16 @@ _PERISH_NON = re.compile(r"(?:nothing|none of it|never)\s+(?:is |gets |ever )*(?
                          r"durable|canned|tinned|shelf[\s-]stable|long shelf life|shelf life of \d+ (?:years?|months?)|"
                          r"\bforever\b|indefinitely|(?:sits?|keeps?|lasts?) (?:there )?for ages|keeps? (?:just )?(?:fine|well|ok|okay)\b|"
                          r"(?:still )?(?:good|sellable|fine) (?:the )?(?:next day|tomorrow|1 day)")
+# a negated loss, however it is said: "nothing goes to waste", "we never bin a bag", "tins not expire",
+# "nothing in the shop spoils", "no spoilage", "expiry: none" (not "what we don't sell goes to waste": selling between)
+_PERISH_VERB = (r"(?:thrown|throw\w*|wast\w*|bin|bins|binned|binning|discard\w*|chuck\w*|pour\w*|tip\w*|dump\w*|"
+                r"spoil\w*|expir\w*|perish\w*|rot|rots|rotten|go(?:es)? (?:bad|off|stale|out of date)|become bad|"
+                r"die|dies|trash\w*|skip|compost\w*|(?:in|into) the (?:bin|skip|trash))")
+_PERISH_NEGATED = re.compile(r"\b(?:nothing|nothing's|none of it|none|never|no|not|don't|dont|doesn't|doesnt|do not|does not|"
+                             r"won't|wont|nowt|zero)\b(?:\s+(?!(?:sell|sold|sells|selling|use|used|buy|bought|"
+                             r"want|wanted|eat|eaten|finish\w*|shift\w*|move\w*)\b)[\w']+){0,5}?\s+" + _PERISH_VERB + r"\b|"
+                             r"\b(?:expiry|spoilage|waste|shelf[\s-]?life|use[\s-]?by)\s*(?::|=|-|is)\s*(?:none|nil|n/a|no|never)\b|"
+                             r"\bno (?:spoilage|expiry|use[\s-]?by|wastage)\b")
 # what the goods are, used only to answer the perishability question ("It's milk.", "Screws and bolts.")
 _GOODS_PERISHABLE = re.compile(
     r"\b(?:milk|dairy|cheese|yog(?:h)?urts?|cream|butter|eggs?|bread|loaf|loaves|baguettes?|rolls|buns|pastr(?:y|ies)|"
@@ -481,7 +491,9 @@ _GOODS_DURABLE = re.compile(
     r"widgets?|plastic\w*|metal|steel|jewel(?:le)?ry|watches|cosmetics|perfume|cleaning supplies)\b")
 _PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|expir\w*|go(?:es)? (?:bad|off|stale)|\bstale\b|\brot(?:s|ted|ting|ten)?\b|\bwilt\w*|"
                          r"\bdie\b|\bfresh\b|shelf life|thrown? (?:out|away)|throw (?:it |them )?(?:out|away)|"
-                         r"in the bin|binned|\bwaste\w*|discard\w*|dump\w*|\bsell[\s-]by\b|\bcomposted\b|on the compost|\bworthless\b|"
+                         r"in the bin|binned|\bbin (?:it|them|the lot|what's left|whatever)\b|"
+                         r"(?:goes?|go|gets?|ends? up) in the (?:skip|compost|trash|rubbish)|\bpulped\b|"
+                         r"\bwaste\w*|discard\w*|dump\w*|\bsell[\s-]by\b|\bcomposted\b|on the compost|\bworthless\b|"
                          r"only good for (?:the|one|a|1) day|good for (?:one|a|1) day only|only lasts? (?:the|one|a|1) day|"
                          r"no good (?:after )?(?:the )?(?:next day|tomorrow|1 day)|day[\s-]old|"
                          r"(?:don't|doesn't|won't|never) (?:survive|last|keep) (?:to|until|till|past|overnight|1 day)|"
@@ -581,7 +593,8 @@ def _perishability(sentence: str, context: str | None = None) -> str | None:
     if context != "perishability" and _finite_life(sentence) and not re.search(r"\b(?:never|don't|doesn't|do not|does not|won't)\s+(?:\w+\s+)?"
                                                 r"(?:go(?:es)? off|expire|spoil)", sentence):
         return None
-    if _PERISH_NON.search(sentence):
+    if _PERISH_NON.search(sentence) or (_PERISH_NEGATED.search(sentence) and not re.search(
+            r"\b(?:but|except|apart from|other than)\b", sentence)):
         return "non_perishable"
     if _PERISH_YES.search(sentence):
         return "perishable"

@@ -134,7 +134,7 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\bthe (?:morning|evening|afternoon) after (?:i|we) (?:order|place)\w*\b", "1 day"),
     (r"\b(?:if |when )?(?:i|we) order (?:it |them )?the (?:night|evening|day) before\b", "lead time 1 day"),
     (r"\bday after tomorrow\b", "2 days"),
-    (r"\bzero (?=variation|variance|change|spread|difference|fluctuation|waste)", "no "),  # not a number
+    (r"\bzero (?=variation|variance|change|spread|difference|fluctuation|waste|spoilage|wastage|expiry)", "no "),  # not a number
     (r"\b(?:from\s+)?one day to the next\b|\bfrom day to day\b", " day to day "),  # not "next day" = 1 day
     (r"\bmornin'?(?=\s|$)", "morning"),
     (r"\b(?:the\s+)?(?:next|following)[\s-]+(?:(?:business|working|week)[\s-]?)?(?:day|morning)\b", "1 day"),

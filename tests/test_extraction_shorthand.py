@@ -108,3 +108,19 @@ def test_free_rota_and_plan_on_store_nothing(text):
 
 def test_a_price_said_as_words_is_not_a_count():
     assert parse_utterance("the shelf takes seven fifty units").values.get("setup_cost") is None
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a negated loss, however it is said, is "not perishable" ...
+    ("none of the sacks ever get chucked", "non_perishable"),
+    ("the varnish doesnt spoil", "non_perishable"),
+    ("we never tip any of it away", "non_perishable"),
+    ("shelf life: none, it's gravel", "non_perishable"),
+    ("zero spoilage with the candles", "non_perishable"),
+    # ... but not when what is negated is the selling
+    ("whatever we don't shift by Sunday gets pulped", "perishable"),
+    ("what isn't sold at close ends up in the compost", "perishable"),
+    ("the scones don't keep, we bin them", "perishable"),
+])
+def test_negated_loss_is_not_perishable(text, expected):
+    assert parse_utterance(text).values.get("perishability") == expected
