@@ -499,14 +499,14 @@ _PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|
                          r"(?:don't|doesn't|won't|never) (?:survive|last|keep) (?:to|until|till|past|overnight|1 day)|"
                          r"(?:has|have|needs?) to (?:go|be sold|sell) (?:by|before) (?:the end of the day|closing|tonight)|"
                          r"\bthrow (?:them|it)(?: out| away)?\s*$")
-_BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'ll) (?:just )?order it|backlog\w*|back[\s-]?order\w*|"
+_BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'ll) (?:just )?order it|(?<!their )(?<!his )(?<!its )backlog\w*|back[\s-]?order\w*|"
                       r"(?<!the )(?<!our )(?<!a )(?<!we )(?<!i )\bwait\w*(?! (?:is|was) )|special[\s-]order\w*|"
-                      r"collects? (?:it |them )?(?:later|when|once)|carr(?:y|ied|ies) (?:it |them )?over|"
+                      r"collects? (?:it |them )?(?:later|when|once)|(?<!nothing )(?<!never )carr(?:y|ied|ies) (?:it |them )?over|"
                       r"(?:shipped|filled|fulfilled|sent|delivered) (?:later|when|once|as soon)|"
                       r"(?:leave|leaves|put down|pay|pays) (?:a|their) (?:deposit|name|number|details)|come back (?:later|for)|rain[\s-]?check|"
                       r"pre[\s-]?order\w*|fill (?:it|the order) (?:later|when)|pick (?:it|them) up when|"
                       r"order it for them|(?:they'll|they will|we) order it|deliver (?:it )?later|"
-                      r"reserve\w*|put (?:them|it) on a list|happy to wait|don't mind waiting|"
+                      r"reserve\w*|put (?:them|it) on a list|happy to wait|don't mind waiting|\bqueue\w* (?:up )?for\b|"
                       r"(?<!i'll )(?<!i will )(?<!\bi )(?<!we'll )come back (?:later|for|tomorrow|the next|next|when|once|in a)(?! with)|hold on\b|hang on\b|\bpatient\b|"
                       r"take (?:their|a|the|his|her) (?:number|name|details|order|contact)|names? (?:down|on a list)|"
                       r"on a (?:waiting )?list|(?:call|ring|phone|text|email|message|contact|notify) (?:them|the "
@@ -515,18 +515,22 @@ _BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'
                       r"until we (?:restock|get more|have more|get (?:it|them) in)|\bi\.?o\.?u\b")
 _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waiting|\bdrive (?:on|off)\b|"
                    r"cancel\w* (?:the |their |an? )?order|"
-                   r"(?:won't|wont|don't|dont|do not|will not|never|can't|cant|nobody|no one|not)\s+(?:\w+\s+)?(?:wait\w*|"
+                   r"(?:won't|wont|don't|dont|do not|will not|never|can't|cant|nobody|no one|not|doesn't|doesnt|didn't|wouldn't)"
+                   r"\s+(?:\w+\s+)?(?:wait\w*|"
                    r"hold on\b|hang on\b|come back)|(?:go|goes|went|head|shop|buy|get|grab|pick|order)\w*\s+"
-                   r"(?:[\w&'-]+\s+){0,6}?instead|\belsewhere\b|something else|another brand|substitut\w*|switch (?:to|brands)|"
+                   r"(?:[\w&'-]+\s+){0,6}?instead|\belsewhere\b|something else|another brand|substitut\w*|(?<!i )(?<!we )(?<!i'll )(?<!we'll )switch (?:to|brands)|"
                    r"try (?:the |a )?(?:next|another|other)|don't bother|do without|go without|"
                    r"(?:nobody|no one|never)\s+(?:\w+\s+)?(?:comes?|came|coming) back|"
-                   r"(?:a |an )?different brand|another product|something similar|"
+                   r"(?:a |an )?different brand|another product|(?<!uses )(?<!use )(?<!using )something similar|"
                    r"lose the sale|sales? (?:is|are) (?:simply |just |then )?lost|walk(?:s|ed|ing)? (?:away|out|off)|go(?:es)? (?:to )?"
                    r"(?:elsewhere|somewhere else|another|a competitor|the competition|the shop down)|"
-                   r"buy (?:it )?elsewhere|competitor|\bleave\w*(?! (?:a|an|their|his|her) (?:deposit|name|number|details|order|note|"
+                   r"buy (?:it )?elsewhere|competitor|(?<!don't )(?<!dont )(?<!won't )(?<!never )(?<!not )(?<!doesn't )"
+                   r"\bleav(?:e|es|ing)\b(?! (?:the|their|his|her|it|them|a|an) (?:phone|bike|car|laptop|device|tablet|watch|"
+                   r"machine|van|item|it|them)\b)(?! (?:a|an|their|his|her) (?:deposit|name|number|details|order|note|"
                    r"message))(?!\s+(?:[\w']+\s+){1,3}with us)|shop down the road|take their business|"
                    r"don't come back|never come back|gone for good|\bgone\b(?!\s+(?:up|down|from|to|over|through|by|in|on|into|\d))|"
-                   r"(?:down|across|up) the (?:street|road)|\bonline\b|amazon|"
+                   r"(?:go|goes|went|going|head\w*|pop\w*|nip\w*|tr(?:y|ies)|shop\w*|buy\w*|gets?|walk\w*|off|run\w*|drive\w*)\s+"
+                   r"(?:[\w'&-]+\s+){0,4}?(?:down|across|up) the (?:street|road)|\bonline\b|amazon|"
                    r"(?:another|other|the next|a different) (?:shop|store|place|supplier|seller)|"
                    r"(?:miss|lose|lost) (?:out on )?(?:the|that) (?:sale|customer)|walk out|take their money")
 _LOST_PLAIN = re.compile(r"\blost[\s_-]?sales?\b|\blost\b")
@@ -625,11 +629,26 @@ _GO_TO = re.compile(r"\b(?:go|goes|going|went|nip|nips|pop|pops|run|runs|head|he
                     r"across to|up to|into)\s+(?!wait\b|order\b|the back\b|work\b|bed\b|sleep\b)[\w&'-]+")
 
 
+# "lost sale costs 5.50", "penalty per lost unit 12", "£22 in lost margin": the name of a cost, not what customers do
+_LOST_LABEL = re.compile(r"\b(?:lost|missed)[\s_-]?(?:sales?|units?|portions?|margin|profit|revenue)\s*(?:costs?|penalty|is|=|:|"
+                         r"\d|[$\u20ac\u00a3])|\bper (?:lost|missed) \w+|\b(?:cost|price|penalty) (?:of|for) an? (?:lost|missed)\b|"
+                         r"\bin lost (?:margin|profit|revenue)|\blost (?:margin|profit|revenue)\b")
+# one group waits, another goes ("the regulars wait but walk-ins leave", "either wait or go elsewhere")
+_CONTRAST = re.compile(r"\b(?:but|while|whereas|either|or)\b")
+_MY_WAIT = re.compile(r"\b(?:we|i|we're|i'm|we are|i am)\s+(?:\w+\s+)?(?:never|not|always|often)?\s*(?:waiting|wait)\b")
+
+
 def _transition(sentence: str, has_money: bool, context: str | None) -> str | None:
+    sentence = _MY_WAIT.sub(" ", sentence.replace("take it or leave it", " "))
     lost = _LOST.search(sentence)
     if lost is None and _OUT_COND.search(sentence):
         lost = _GO_TO.search(sentence)
     backlog = _BACKLOG.search(sentence)
+    if lost is not None and lost.group(0) == "gone" and (backlog or _PERISH_YES.search(sentence)):
+        lost = None  # "find it gone, so they order it", "end of day it's gone": the stock is gone, not the customer
+    if backlog and lost and _CONTRAST.search(sentence[min(backlog.end(), lost.end()):max(backlog.start(), lost.start())]) \
+            and "wait" not in lost.group(0):
+        return "mixed"  # "the bay guys wait a day, but walk-ins go to the chain store"
     if backlog and _MIXED.search(sentence) and (lost or _OTHER_GROUP.search(sentence)):
         return "mixed"  # "some wait, others leave", "half wait, the other half walk": the agent asks, never picks
     if backlog and _LIMITED_WAIT.search(sentence):
@@ -638,7 +657,8 @@ def _transition(sentence: str, has_money: bool, context: str | None) -> str | No
         return "lost_sale"
     if backlog:
         return "backlog"
-    if _LOST_PLAIN.search(sentence) and (context == "state_transition_model" or not has_money):
+    if _LOST_PLAIN.search(sentence) and (context == "state_transition_model" or not has_money) \
+            and not _LOST_LABEL.search(sentence):
         return "lost_sale"
     return None
 

@@ -124,3 +124,29 @@ def test_a_price_said_as_words_is_not_a_count():
 ])
 def test_negated_loss_is_not_perishable(text, expected):
     assert parse_utterance(text).values.get("perishability") == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # what customers do, said around look-alikes
+    ("people queue for the next batch, nobody leaves", "backlog"),
+    ("they drop the laptop off with us and wait for the screen", "backlog"),
+    ("punters who see the shelf gone just reserve one for Friday", "backlog"),
+    # two groups doing different things: asked, never picked
+    ("trade customers wait for the part while the public buy it online", "mixed"),
+    ("folk either hang on till Tuesday or try the next village", "mixed"),
+    # no stock-out fact at all: a cost's name, the stock going off, the shop's own waiting, location, idioms
+    ("penalty per missed unit is 4", None),
+    ("that's £9 in lost profit per jar", None),
+    ("the soup's gone by close, we bin the rest", None),
+    ("we're never waiting on the wholesaler, it's next door", None),
+    ("the gym across the road orders 10 a week", None),
+    ("it's 30 a crate, take it or leave it", None),
+    ("their backlog means 5 days", None),
+])
+def test_stock_out_behaviour_around_look_alikes(text, expected):
+    r = parse_utterance(text)
+    if expected == "mixed":
+        assert "state_transition_model" not in r.values
+        assert set(r.conflicts.get("state_transition_model", [])) == {"backlog", "lost_sale"}
+    else:
+        assert r.values.get("state_transition_model") == expected, (text, r.values, r.conflicts)
