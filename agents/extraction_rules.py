@@ -675,7 +675,7 @@ _CALL = re.compile(r"\b(poisson|pois|normal|gaussian|norm|uniform|unif)\s*\(([^)
 _SD = re.compile(r"(?:give or take|plus or minus|standard deviation|std(?:ev)?|\bsd\b|spread|swings? by|varies by|"
                  r"deviation|either way|each way)(?:\s+(?:of|is|by|about|around|roughly|maybe|like))*\s*"
                  r"(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:either way|each way)")
-_UNIFORM_CUES = re.compile(r"equally likely|uniform\w*|evenly|any number|anywhere (?:between|from)|flat between|"
+_UNIFORM_CUES = re.compile(r"equally likely|(?:just |every bit )?as likely|uniform\w*|evenly|any number|anywhere (?:between|from)|flat between|"
                            r"same chance")
 _NORMAL_CUES = re.compile(r"\bnormal\w*|gaussian|bell")
 _POISSON_CUES = re.compile(r"poisson")
@@ -769,6 +769,10 @@ def _scalar(param: str, q: Quantity, out: ParseResult) -> None:
         return
     if param in INTEGER_FIELDS and q.kind == "bare" and value == int(value):
         value = int(value)
+    if param in INTEGER_FIELDS and value != int(value):
+        # "a week and a half" is 10.5 days: a whole number of periods is needed, so the manager picks one
+        out.ambiguous[param] = (math.floor(value), math.ceil(value))
+        return
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     out.values[param] = round(value, 6) if isinstance(value, float) else value

@@ -117,7 +117,9 @@ _CODES_AFTER = re.compile(rf"(?<![\w$])(\d+(?:,\d{{3}})*(?:\.\d+)?)\s?{_CURRENCY
 
 # idioms rewritten into plain quantities before scanning (order matters: longer phrases first)
 _IDIOMS: list[tuple[str, str]] = [
-    (r"[\u2212\u2013\u2014]", "-"),
+    (r"(?<=\d)\s?[\u2013\u2014]\s?(?=\d)", "-"),  # "3–5", "3 — 5": a range
+    (r"\s[\u2013\u2014]\s|[\u2014]", ", "),  # "Lead time — 9 days", "6 — no, 5 — days": a pause, never a minus
+    (r"[\u2212\u2013]", "-"),
     (r"\u00b1|\+/-|\+-", " plus or minus "),
     (r"\u00a2", " cents"),
     # the risk scale itself is not an answer: keep a marker word so the sentence still reads as about risk

@@ -173,7 +173,13 @@ def test_confirmation_can_be_switched_off():
     ("The milk has to be sold the same day or it gets poured out.", {"perishability": "perishable"}),
     ("we sell around 25 per day, could be anywhere from 15 to 35",
      {"demand_distribution": "uniform(15, 35)", "demand_type": "random"}),
-    ("It takes a week and a half to arrive.", {"lead_time": 10.5}),  # not whole: the validator makes it a re-ask
 ])
 def test_own_dev_phrasings(text, values):
     assert parse_utterance(text).values == values
+
+
+def test_a_fractional_period_count_is_asked_never_stored():
+    """Lead time and horizon are whole periods: "a week and a half" (10.5 days) offers 10 or 11 to choose from."""
+    r = parse_utterance("It takes a week and a half to arrive.")
+    assert "lead_time" not in r.values
+    assert r.ambiguous["lead_time"] == (10, 11)

@@ -66,6 +66,8 @@ def rules_only():
     ("about $6 margin we lose every time, they buy it online", {"penalty_cost": 6}),
     ("the wholesaler is round the corner, stuff comes same day", {"lead_time": 0}),
     ("the lorry turns up at eight, and the order takes 2 days", {"lead_time": 2}),
+    ("Lead time — 6 days; shelf space — 90", {"lead_time": 6, "max_inventory": 90}),  # a dash, not a minus
+    ("we sell 20–30 a day, each number as likely", {"demand_distribution": "uniform(20, 30)"}),
 ])
 def test_shorthand_and_colloquial_values(text, expected):
     r = parse_utterance(text)
