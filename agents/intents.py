@@ -133,7 +133,9 @@ def parse_changes(text: str, problem_values: dict) -> dict:
             word.startswith("halv") else 1 + int(m.group(2)) / 100 if m.group(2) else 1 - int(m.group(3)) / 100
         d: Demand = problem_values["demand_distribution"]
         changes["demand_distribution"] = _scale_demand(d, factor)
-    parsed = parse_utterance(text, None, problem_values)
+    # the question's content is the hypothetical's facts: read it as a statement (the reader leaves questions'
+    # keywords alone, "what if customers don't wait?" would otherwise change nothing)
+    parsed = parse_utterance(text.replace("?", "."), None, problem_values)
     for name, value in parsed.values.items():
         if name == "demand_type" and "demand_distribution" not in parsed.values:
             continue
