@@ -85,7 +85,8 @@ def improve_opening(problem: Problem, base: Callable, replications: int = 2000, 
     own: list[int] = []
     for t in range(problem.lead_time):  # the base policy's own opening, as the simulator places it (capped)
         on, pipe = opening_states(problem, own + [0])[t]
-        own.append(min(int(np.asarray(base(on, pipe, t)).reshape(-1)[0]), _room(problem, on, pipe)))
+        raw = int(np.asarray(base(on, pipe, t)).reshape(-1)[0])
+        own.append(int(dynamics.clamp(raw, _room(problem, on, pipe))))
     demands = demand_matrix(problem, replications, seed=seed + OPENING_SEED_OFFSET)
     orders, best = list(own), _cost(problem, base, own, demands)
     start = best
