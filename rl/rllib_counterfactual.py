@@ -25,6 +25,8 @@ the env runners. Target syncs are RLlib's (`target_network_update_freq`, in samp
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import torch
 from ray.rllib.algorithms.algorithm_config import NotProvided  # noqa: E402  (Ray is this module's job)
@@ -270,6 +272,7 @@ class CounterfactualDQN(DQN):
         # One trial = one CPU: the learner runs in this process (num_learners=0), and intra-op threads only
         # contend with the other trial on a 2-core machine (measured: 7 ms instead of <1 ms per linear layer).
         torch.set_num_threads(1)
+        self.trial_started_at = time.time()  # read by GreedyEvalCallback: a trial's life includes its setup
         super().setup(config)
         problem, norm = env_problem(self.config.env_config)
         cap = int(self.config.replay_buffer_config.get("capacity", 100_000))

@@ -199,10 +199,19 @@ except ImportError:  # pragma: no cover
 
 
 class GreedyEvalCallback(RLlibCallback):
-    """After every iteration: greedy policy cost in the Monte Carlo evaluator -> result["greedy_cost"]."""
+    """After every iteration: greedy policy cost in the Monte Carlo evaluator -> result["greedy_cost"], and the
+    trial's wall-clock life so far in float seconds ("trial_started_at", "reported_at"): Tune's own "timestamp" is
+    a whole second and "time_this_iter_s" leaves out the actor's setup, too coarse to tell whether two short
+    trials were alive together."""
+
+    def on_algorithm_init(self, *, algorithm, metrics_logger=None, **kwargs) -> None:
+        if getattr(algorithm, "trial_started_at", None) is None:
+            algorithm.trial_started_at = time.time()
 
     def on_train_result(self, *, algorithm, metrics_logger=None, result, **kwargs) -> None:
         result["greedy_cost"] = _greedy_eval(algorithm)
+        result["trial_started_at"] = float(getattr(algorithm, "trial_started_at", None) or time.time())
+        result["reported_at"] = time.time()
 
 
 def train_rllib_dqn(problem: Problem, steps: int = 200_000, seed: int = 0, progress: bool = False,
@@ -335,7 +344,7 @@ class TuneOutcome:
     net: QNetwork | None
     norm: Normalisation
     error: str | None = None
-    window: tuple[float, float] = (0.0, 0.0)  # (start, end) wall-clock timestamps of the trial
+    window: tuple[float, float] = (0.0, 0.0)  # wall-clock seconds: the algorithm's setup began, its last report
 
     trainer: str = "rllib-tune"
 
@@ -412,9 +421,8 @@ def tune_dqn(problems: dict[str, Problem], settings: RLlibSettings | None = None
             module = load_module_from_checkpoint(ckpt.path)
             net = module_to_qnetwork(module, problem, s.hidden, s.activation)
             window = (0.0, 0.0)
-            if df is not None and len(df):
-                window = (float(df["timestamp"].iloc[0] - df["time_this_iter_s"].iloc[0]),
-                          float(df["timestamp"].iloc[-1]))
+            if df is not None and len(df) and "trial_started_at" in df:
+                window = (float(df["trial_started_at"].iloc[0]), float(df["reported_at"].iloc[-1]))
             outcomes[name] = TuneOutcome(
                 name, problem, best_cost, int(result.metrics.get("num_env_steps_sampled_lifetime", 0)),
                 float(result.metrics.get("time_total_s", 0.0)), ckpt.path, net, norm, None, window,
