@@ -118,6 +118,17 @@ def _never_text(result: Any) -> str:
             f"is probably off - ask me 'what if' with the right number")
 
 
+def _opening_text(r) -> str:
+    """The first orders from an empty shelf, when the Optimization Agent re-chose them by simulation."""
+    opening = ((r.dqn_training or {}).get("opening") or {})
+    orders = opening.get("opening") or []
+    if not opening.get("applied") or not orders:
+        return ""
+    days = ", ".join(f"day {t}: {a}" for t, a in enumerate(orders))  # day 0 = the first day, as the tool counts
+    return (f" Starting from an empty shelf, nothing arrives for the first {len(orders)} days, so those first orders "
+            f"({days}) were checked one by one against every alternative in simulation.")
+
+
 def rule_text(result: Any) -> str:
     """The winning (or best simple) rule in day-to-day words."""
     p = result.problem
@@ -406,8 +417,8 @@ class TemplateInterpreter:
                                                 r"mean", q):
             if agent.scenario == "dqn":
                 return ("The DQN looks at your stock on hand, what is on order and the day, and picks the order "
-                        "that minimised expected total cost in thousands of simulated plans. As a simple rule: "
-                        f"{rule_text(r)}.")
+                        "that minimised expected total cost in thousands of simulated plans."
+                        f"{_opening_text(r)} As a simple rule: {rule_text(r)}.")
             return (f"s is the reorder point: the level of stock on hand plus on order below which you order; S is "
                     f"the level you order up to. In practice: {rule_text(r)}. Counting what is already on order "
                     f"avoids ordering twice while a delivery is on its way.")

@@ -21,6 +21,7 @@ from inventory.policies import StatePolicy
 from inventory.problem import Problem
 from rl.features import Normalisation, obs_dim
 from rl.network import QNetwork
+from rl.opening import OpeningPolicy
 from rl.policy import GreedyQ, q_state_policy
 
 FORMAT = "askopt-dqn/1"
@@ -37,17 +38,18 @@ class RecommendationInputError(ValueError):
 
 
 def save_artifacts(out_dir: Path, net: QNetwork, problem: Problem, norm: Normalisation,
-                   training: dict | None = None) -> Path:
+                   training: dict | None = None, opening: list[int] | None = None) -> Path:
     """Write config.json and dqn_weights.pth; returns the directory."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    config = artifact_config(net, problem, norm, training)
+    config = artifact_config(net, problem, norm, training, opening)
     (out / CONFIG_FILE).write_text(json.dumps(config, indent=2, default=_json_default))
     torch.save({k: v.detach().cpu().clone() for k, v in net.state_dict().items()}, out / WEIGHTS_FILE)
     return out
 
 
-def artifact_config(net: QNetwork, problem: Problem, norm: Normalisation, training: dict | None = None) -> dict:
+def artifact_config(net: QNetwork, problem: Problem, norm: Normalisation, training: dict | None = None,
+                    opening: list[int] | None = None) -> dict:
     """The config.json content."""
     L = problem.lead_time
     return {
@@ -63,6 +65,8 @@ def artifact_config(net: QNetwork, problem: Problem, norm: Normalisation, traini
         "normalisation": norm.as_dict(),
         "network": net.spec(),
         "action_masking": "orders above min(max_order, max_inventory - inventory_position) are masked",
+        # the first orders from the empty start, re-chosen by rollouts (rl.opening); used only in those states
+        "opening_orders": [int(a) for a in (opening or [])],
         "problem": problem.to_dict(),
         "training": training or {},
     }
@@ -83,6 +87,8 @@ class DQNRecommender:
         self.problem = Problem.from_dict(config["problem"])
         self.norm = Normalisation.from_dict(config["normalisation"])
         self._greedy = GreedyQ(self.net, self.norm, self.problem)
+        self.opening = _opening_orders(config.get("opening_orders", []), self.problem)  # absent before it existed
+        self._policy = OpeningPolicy(self.problem, self._greedy, self.opening)
 
     @classmethod
     def load(cls, artifacts_dir) -> DQNRecommender:
@@ -100,16 +106,21 @@ class DQNRecommender:
         return cls(config, net)
 
     @classmethod
-    def from_network(cls, net: QNetwork, problem: Problem, norm: Normalisation) -> DQNRecommender:
+    def from_network(cls, net: QNetwork, problem: Problem, norm: Normalisation,
+                     opening: list[int] | None = None) -> DQNRecommender:
         """In memory, without files (same behaviour as loading the artifacts written from this network)."""
-        return cls(json.loads(json.dumps(artifact_config(net, problem, norm), default=_json_default)), net)
+        config = artifact_config(net, problem, norm, opening=opening)
+        return cls(json.loads(json.dumps(config, default=_json_default)), net)
 
     @property
     def lead_time(self) -> int:
         return int(self.config["lead_time"])
 
     def state_policy(self, title: str = "DQN (greedy)") -> StatePolicy:
-        return q_state_policy(self.net, self.norm, self.problem, title)
+        """The shipped policy: the greedy network, with the opening orders in the opening's own states."""
+        if not self.opening:
+            return q_state_policy(self.net, self.norm, self.problem, title)
+        return StatePolicy(fn=self._policy, title=title)
 
     def recommend_order(self, current_inventory, current_time_step, pipeline_orders=()) -> dict:
         """{"recommended_order": int, "q_value": float} for one state.
@@ -118,8 +129,10 @@ class DQNRecommender:
         0..horizon-1; pipeline_orders: the lead_time outstanding orders, oldest (arriving next) first.
         """
         on_hand, t, pipe = self._validate(current_inventory, current_time_step, pipeline_orders)
-        action, value = self._greedy.act(np.array([on_hand]), np.array([pipe], dtype=np.int64).reshape(1, -1), t)
-        return {"recommended_order": int(action[0]), "q_value": float(value[0])}
+        on, pipeline = np.array([on_hand]), np.array([pipe], dtype=np.int64).reshape(1, -1)
+        q = self._greedy.q_values(on, pipeline, t)[0]
+        action = int(self._policy(on, pipeline, t)[0])  # the network's masked argmax, or the opening's order
+        return {"recommended_order": action, "q_value": float(q[action])}
 
     def expected_cost_to_go(self, current_inventory, current_time_step, pipeline_orders=(),
                             replications: int = 500, seed: int = 0) -> dict:
@@ -140,7 +153,7 @@ class DQNRecommender:
         env.t = t
         total = np.zeros(replications)
         for _ in range(t, self.problem.horizon):
-            total += env.step(self._greedy(env.on_hand, env.pipeline, env.t))[4]["cost"]
+            total += env.step(self._policy(env.on_hand, env.pipeline, env.t))[4]["cost"]
         return {"mean": float(total.mean()), "stderr": float(total.std(ddof=1) / math.sqrt(replications)),
                 "replications": replications}
 
@@ -181,6 +194,17 @@ class DQNRecommender:
                 f"inventory position {inv + sum(vals)} (current_inventory + pipeline) exceeds "
                 f"max_inventory ({p.max_inventory})")
         return inv, t, vals
+
+
+def _opening_orders(orders, problem: Problem) -> list[int]:
+    """config.json's opening_orders, checked: at most lead_time whole orders, each within 0..max_order."""
+    allowed = f"a list of at most lead_time = {problem.lead_time} whole orders in 0..{problem.max_order}"
+    if not isinstance(orders, list) or len(orders) > problem.lead_time:
+        raise ValueError(f"config.json opening_orders: {orders!r} is not allowed; {allowed}")
+    for x in orders:
+        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= problem.max_order:
+            raise ValueError(f"config.json opening_orders: {orders!r} is not allowed; {allowed}")
+    return list(orders)
 
 
 def _whole(field: str, x) -> int:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from inventory import dynamics
-from inventory.montecarlo import demand_matrix, simulate
+from inventory.montecarlo import composite_objective, demand_matrix, simulate
 from inventory.policies import StatePolicy
 from inventory.problem import Problem
 
@@ -30,6 +30,11 @@ OPENING_SEED_OFFSET = 31_337  # search numbers apart from validation and final s
 
 def opening_is_deterministic(problem: Problem) -> bool:
     return problem.lead_time >= 1 and problem.lost_sales and problem.initial_inventory == 0
+
+
+def opening_length(problem: Problem) -> int:
+    """Periods whose state is fixed from an empty start: the first L (none when the opening is not fixed)."""
+    return min(problem.lead_time, problem.horizon) if opening_is_deterministic(problem) else 0
 
 
 def opening_states(problem: Problem, orders: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -70,20 +75,23 @@ def _room(problem: Problem, on_hand: np.ndarray, pipeline: np.ndarray) -> int:
 
 
 def _cost(problem: Problem, base: Callable, orders: list[int], demands: np.ndarray) -> float:
+    """L(pi) on the search numbers: the criterion the Optimization Agent picks by (mean at lambda = +inf)."""
     policy = StatePolicy(fn=OpeningPolicy(problem, base, orders), title="opening")
-    return float(simulate(problem, policy, demands, detailed=False).cost[0].mean())
+    cost = simulate(problem, policy, demands, detailed=False).cost[0]
+    return float(composite_objective(cost.mean(), cost.std(ddof=1), problem.risk_tolerance))
 
 
 def improve_opening(problem: Problem, base: Callable, replications: int = 2000, seed: int = 0,
                     sweeps: int = 2) -> tuple[list[int], dict]:
-    """Opening orders improved by rollouts of `base` (a state-policy callable) on common random numbers.
+    """Opening orders improved by rollouts of `base` (a state-policy callable) on common random numbers, by
+    L(pi) = E[cost] + exp(-lambda) Std[cost] under the problem's risk tolerance.
 
-    Returns (orders, info): info has the base policy's own opening, its cost and the improved cost on the
+    Returns (orders, info): info has the base policy's own opening, its L(pi) and the improved L(pi) on the
     search numbers (seed + OPENING_SEED_OFFSET), so a caller can report what the search changed."""
     if not opening_is_deterministic(problem):
         return [], {"applied": False, "reason": "opening depends on demand (backlog, stock at start or L = 0)"}
     own: list[int] = []
-    for t in range(problem.lead_time):  # the base policy's own opening, as the simulator places it (capped)
+    for t in range(opening_length(problem)):  # the base policy's own opening, as the simulator places it (capped)
         on, pipe = opening_states(problem, own + [0])[t]
         raw = int(np.asarray(base(on, pipe, t)).reshape(-1)[0])
         own.append(int(dynamics.clamp(raw, _room(problem, on, pipe))))
@@ -92,7 +100,7 @@ def improve_opening(problem: Problem, base: Callable, replications: int = 2000, 
     start = best
     for _ in range(sweeps):
         changed = False
-        for t in range(problem.lead_time):
+        for t in range(opening_length(problem)):
             for a in range(_room(problem, *opening_states(problem, orders)[t]) + 1):
                 if a == orders[t]:
                     continue

@@ -74,6 +74,7 @@ class RLlibSettings:
     eval_replications: int = 400
     patience: int = 8
     min_steps: int = 60_000  # no early stop before this many sampled steps
+    opening_replications: int = 2_000  # rollouts per candidate when re-choosing the opening (0: the network's own)
     seed: int = 0
     extra: dict = field(default_factory=dict)
 
@@ -84,6 +85,9 @@ class RLlibSettings:
             raise ValueError(f"targets: {self.targets!r} is not allowed; allowed: all_actions, sampled")
         if self.exploration not in ("base_stock", "uniform"):
             raise ValueError(f"exploration: {self.exploration!r} is not allowed; allowed: base_stock, uniform")
+        if not (isinstance(self.opening_replications, int) and self.opening_replications >= 0):
+            raise ValueError(f"opening_replications: {self.opening_replications!r} is not allowed; "
+                             "must be a whole number >= 0 (0: keep the network's own opening)")
 
     @classmethod
     def textbook(cls, **kw) -> RLlibSettings:
@@ -276,7 +280,9 @@ def train_rllib_dqn(problem: Problem, steps: int = 200_000, seed: int = 0, progr
             "best_validation_cost": patience.best, "validation_replications": s.eval_replications,
             "algorithm": s.algorithm, "targets": s.targets if s.algorithm == "counterfactual" else "sampled",
             "settings": settings_dict(s)}
-    return TrainedDQN(problem, best_net, norm, trainer_name(s), history, info)
+    trained = TrainedDQN(problem, best_net, norm, trainer_name(s), history, info)
+    trained.improve_opening(s.opening_replications, s.seed)
+    return trained
 
 
 def trainer_name(s: RLlibSettings) -> str:
@@ -448,14 +454,42 @@ def tune_per_instance(problems, settings: RLlibSettings | None = None, out_dir=N
     for name, p in problems.items():
         if not isinstance(p, Problem):
             raise TypeError(f"problems[{name!r}]: expected inventory.problem.Problem, got {type(p).__name__}")
-    outcomes = tune_dqn(problems, settings, storage_path=storage_path, max_concurrent=max_concurrent,
-                        base_stock_levels=base_stock_levels)
-    trained: dict[str, TrainedDQN] = {}
-    for o in outcomes:
-        if o.error is not None or o.net is None:
-            raise RuntimeError(f"problems[{o.name!r}]: the Tune trial failed: {o.error}")
-        t = o.trained()
-        if out_dir is not None:
-            t.save(Path(out_dir) / o.name)
-        trained[o.name] = t
+    import ray
+
+    s = settings or RLlibSettings()
+    started = not ray.is_initialized()
+    if started:  # one local Ray for the trials and the openings after them
+        ray.init(address="local", num_cpus=max_concurrent, include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
+    try:
+        outcomes = tune_dqn(problems, s, storage_path=storage_path, max_concurrent=max_concurrent,
+                            base_stock_levels=base_stock_levels)
+        for o in outcomes:
+            if o.error is not None or o.net is None:
+                raise RuntimeError(f"problems[{o.name!r}]: the Tune trial failed: {o.error}")
+        trained = _with_openings({o.name: o.trained() for o in outcomes}, s)
+    finally:
+        if started:
+            ray.shutdown()
+    if out_dir is not None:
+        for name, t in trained.items():
+            t.save(Path(out_dir) / name)
     return trained
+
+
+def _open_one(t: TrainedDQN, replications: int, seed: int) -> TrainedDQN:
+    torch.set_num_threads(1)  # one task = one CPU, as a trial
+    t.improve_opening(replications, seed)
+    return t
+
+
+def _with_openings(trained: dict[str, TrainedDQN], s: RLlibSettings) -> dict[str, TrainedDQN]:
+    """Each instance's opening re-chosen by rollouts (`TrainedDQN.improve_opening`), as Ray tasks of 1 CPU each:
+    seconds per instance, fanned out like the trials so that eight instances do not queue in the driver."""
+    import ray
+
+    if s.opening_replications <= 0:
+        return trained
+    task = ray.remote(num_cpus=1)(_open_one)
+    refs = {name: task.remote(t, s.opening_replications, s.seed) for name, t in trained.items()}
+    return {name: ray.get(ref) for name, ref in refs.items()}

@@ -65,6 +65,17 @@ def test_dqn_scenario_asks_for_state_calls_tool_and_offers_ss(dqn_result):
     assert agent.tool_calls[0]["result"]["recommended_order"] == 17
 
 
+def test_the_dqn_explanation_names_the_opening_orders_when_they_were_rechosen(dqn_result):
+    agent = InterpretationAgent(dqn_result, recommender=FakeRecommender())
+    agent.start()
+    assert "empty shelf" not in agent.ask("How does it work?")  # no opening in the training summary
+    dqn_result.dqn_training = {"trainer": "torch", "opening": {"applied": True, "opening": [14, 6]}}
+    reply = agent.ask("How does it work?")
+    assert "first 2 days" in reply and "day 0: 14, day 1: 6" in reply and "falls below 40" in reply
+    dqn_result.dqn_training["opening"] = {"applied": False, "reason": "backlog"}
+    assert "empty shelf" not in agent.ask("How does it work?")
+
+
 def test_parse_state_forms():
     assert parse_state("inventory 5, day 3, pipeline 1, 2", 2) == {
         "current_inventory": 5, "current_time_step": 3, "pipeline_orders": [1, 2]}

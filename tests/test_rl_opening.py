@@ -60,3 +60,78 @@ def test_no_opening_where_it_depends_on_demand():
         assert orders == [] and not info["applied"]
         assert OpeningPolicy(p, _base_stock(10), orders)(np.array([0]), np.zeros((1, p.lead_time), int), 0).tolist() \
             == _base_stock(10)(np.array([0]), np.zeros((1, p.lead_time), int), 0).tolist()
+
+
+def _trained(p: Problem, opening_replications: int = 300):
+    """An untrained network as a TrainedDQN: the shipping path does not care how good the network is."""
+    import torch
+
+    from rl.dqn_torch import TrainedDQN
+    from rl.features import default_normalisation, obs_dim
+    from rl.network import QNetwork
+
+    torch.manual_seed(0)
+    t = TrainedDQN(p, QNetwork(obs_dim(p), p.max_order + 1, (16,), "relu").eval(), default_normalisation(p), "test")
+    t.improve_opening(opening_replications, seed=2)
+    return t
+
+
+def test_the_opening_ships_in_the_artifacts_and_the_recommender_follows_it(tmp_path):
+    from rl.artifacts import DQNRecommender
+
+    p = _problem(lead_time=3, risk_tolerance=1.0)
+    t = _trained(p)
+    assert t.info["opening"]["applied"] and len(t.opening) == 3
+    assert t.info["opening"]["improved_cost"] <= t.info["opening"]["own_cost"]
+    rec = DQNRecommender.load(t.save(tmp_path / "a"))
+    assert rec.opening == t.opening
+    d = demand_matrix(p, 300, seed=5)  # shipped policy == trained policy, path by path
+    a = simulate(p, t.state_policy(), d, detailed=False).cost[0]
+    b = simulate(p, rec.state_policy(), d, detailed=False).cost[0]
+    assert np.array_equal(a, b)
+    net_only = rec._greedy
+    for step, (on, pipe) in enumerate(opening_states(p, t.opening)):  # the opening's own states: its orders
+        out = rec.recommend_order(int(on[0]), step, pipe[0].tolist())
+        q = net_only.q_values(on, pipe, step)[0]
+        assert out["recommended_order"] == t.opening[step] and out["q_value"] == float(q[t.opening[step]])
+    # anywhere else: the network's masked argmax
+    on, pipe = np.array([0]), np.array([[1, 0, 0]])
+    assert rec.recommend_order(0, 1, [1, 0, 0])["recommended_order"] == int(net_only(on, pipe, 1)[0])
+
+
+def test_zero_replications_keep_the_networks_own_opening_and_old_artifacts_load(tmp_path):
+    import json
+
+    from rl.artifacts import DQNRecommender
+
+    p = _problem()
+    t = _trained(p, opening_replications=0)
+    assert t.opening == [] and "opening" not in t.info
+    out = t.save(tmp_path / "a")
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["opening_orders"] == []
+    del cfg["opening_orders"]  # artifacts written before the opening shipped
+    (out / "config.json").write_text(json.dumps(cfg))
+    assert DQNRecommender.load(out).opening == []
+
+
+def test_bad_opening_orders_and_settings_name_the_field(tmp_path):
+    import json
+
+    import pytest
+
+    from rl.artifacts import DQNRecommender
+    from rl.dqn_torch import DQNConfig
+    from rl.rllib_train import RLlibSettings
+
+    p = _problem()
+    out = _trained(p, opening_replications=0).save(tmp_path / "a")
+    cfg = json.loads((out / "config.json").read_text())
+    for bad in ([1, 2, 3], [13], [-1], "5", [1.5]):  # too long for L = 2, above max_order 12, negative, ...
+        cfg["opening_orders"] = bad
+        (out / "config.json").write_text(json.dumps(cfg))
+        with pytest.raises(ValueError, match="opening_orders.*lead_time = 2.*0..12"):
+            DQNRecommender.load(out)
+    for make in (DQNConfig, RLlibSettings):
+        with pytest.raises(ValueError, match="opening_replications"):
+            make(opening_replications=-1)

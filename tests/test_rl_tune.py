@@ -10,6 +10,7 @@ from inventory.demand import Demand
 from inventory.problem import Problem
 from rl.artifacts import DQNRecommender
 from rl.features import encode
+from rl.opening import opening_states
 from rl.rllib_train import RLlibSettings, load_module_from_checkpoint
 
 pytestmark = pytest.mark.slow  # two Tune trials of RLlib, 60,000 steps each: 24 s measured on the 2-core machine
@@ -44,6 +45,10 @@ def test_two_instances_train_in_parallel(results):
         assert np.isfinite(t.info["best_validation_cost"]) and t.info["best_validation_cost"] > 0
         for f in ("config.json", "dqn_weights.pth", "policy_evaluation_results.csv"):
             assert (out / name / f).exists(), f
+        # the opening re-chosen by rollouts of the Tune network ships with it (never worse on its search numbers)
+        assert t.info["opening"]["applied"] and len(t.opening) == t.problem.lead_time
+        assert t.info["opening"]["improved_cost"] <= t.info["opening"]["own_cost"]
+        assert DQNRecommender.load(out / name).opening == t.opening
         names = [s.name for s in r.scores]
         assert names == ["ss", "base_stock", "capped_base_stock", "dqn"]  # no DP: capped base-stock joins
         dqn = r.score("dqn")
@@ -62,11 +67,12 @@ def test_artifacts_act_like_rllib(results):
     t = res["L2"].trained_dqn
     rec = DQNRecommender.load(out / "L2")
     module = load_module_from_checkpoint(t.info["checkpoint"])
+    opening = [pipe[0].tolist() for _, pipe in opening_states(t.problem, t.opening)]
     rng = np.random.default_rng(0)
     for _ in range(40):  # includes states where the capacity mask binds (position up to 34 > 30)
         on, pipe, tt = int(rng.integers(0, 19)), rng.integers(0, 9, size=2), int(rng.integers(0, 20))
-        if on + pipe.sum() > 30:
-            continue
+        if on + pipe.sum() > 30 or (tt < 2 and on == 0 and pipe.tolist() in opening):
+            continue  # over capacity, or an opening state (its order is the rollouts', tested in test_rl_opening)
         obs = torch.from_numpy(encode(t.norm, [on], [pipe.tolist()], tt))
         rllib_action = int(module.forward_inference({"obs": obs})["actions"][0])
         out_ = rec.recommend_order(on, tt, pipe.tolist())
