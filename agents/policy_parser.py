@@ -165,12 +165,13 @@ class _Found:
 
 _ON_HAND = re.compile(r"on[\s-]?hand|(?:only\s+)?the\s+stock\s+in\s+the\s+(?:shop|store)|on\s+the\s+shel(?:f|ves)|physical(?:ly)?\s+(?:stock|inventory|count|have|hold|in|there)|"
                       r"shelf\s+(?:stock|count)|in\s+the\s+(?:stockroom|fridge|freezer|cooler|back\s?room)|"
-                      r"(?:have|left)\s+in\s+the\s+(?:store|shop)|count\s+only\s+what|only\s+what(?:'s|\s+is)\s+(?:on|in)")
+                      r"(?:have|left)\s+in\s+the\s+(?:store|shop)|count\s+only\s+what|only\s+what(?:'s|\s+is)\s+(?:on|in)|"
+                      r"\bcount\s+(?:in|on)\s+the\s+(?!way\b)[a-z]+")
 _POSITION = re.compile(r"inventory[\s-]+position|on[\s-]+order|in[\s-]+transit|outstanding|pipeline|incoming|"
                        r"already[\s-]+ordered|position|on[\s-]+the[\s-]+way|en[\s-]+route|not\s+yet\s+(?:arrived|received)")
 
 _VERB = (r"(?:falls?|fallen|falling|drops?|dropped|dropping|goes|go|gets?|is|are|'re|reaches|reach|reached|hits?|declines?"
-         r"|dips?|sinks?|runs?\s+down|comes?\s+down|down|sits|stands|stays|remains)")
+         r"|dips?|sinks?|runs?\s+down|comes?\s+down|down|sits|stands|stays|remains|arriv(?:es|ing|ed))")
 _TRIGGER = re.compile(
     _VERB + r"\s+(?:(?P<le>to\s+or\s+(?:below|under|less\s+than)|at\s+or\s+(?:below|under|less\s+than)|equal\s+to\s+or\s+(?:below|less\s+than)"
     r"|no\s+more\s+than|not\s+above|at\s+most)|(?P<lt>below|under|beneath|less\s+than|lower\s+than|fewer\s+than|short\s+of)"
@@ -202,7 +203,8 @@ _TRIGGER_ORLESS = re.compile(
 _TRIGGER_IS_ORLESS = re.compile(r"(?:\bis|\bare|\bhits?|\breaches|\bsits\s+at|\bat)\s+" + NUM
                                 + r"\s*(?:units?|items?)?\s+or\s+(?:fewer|less|below|lower|under)\b")
 _TRIGGER_LEAD_LT = re.compile(r"(?:^|[:;,.(\n]\s*)(?:below|under|fewer\s+than|less\s+than)\s+" + APPROX + NUM)  # "...: below 50, order"
-_TRIGGER_NOUN_LT = re.compile(r"(?:stock|inventory|position|level|count|on[\s-]hand|pipeline|in\s+stock)\s+(?:is\s+|of\s+)?(?:below|under|less\s+than|"
+_TRIGGER_NOUN_LT = re.compile(r"(?:stock|inventory|position|level|count|on[\s-]hand|pipeline|in\s+stock|in[\s-]transit|on[\s-]order|"
+                              r"total|combined|together)\s+(?:is\s+|of\s+)?(?:below|under|less\s+than|"
                               r"lower\s+than|fewer\s+than)\s+" + APPROX + NUM)
 _TRIGGER_LEFT = re.compile(r"(?:have|has|with|are)\s+(?:only\s+)?" + NUM + r"\s*(?:units?|items?|[a-z]+)?\s+(?:or\s+(?:fewer|less)\s+)?left")
 _TRIGGER_SYMBOL = re.compile(r"(?:position|inventory|stock|ip|level|on[\s-]?hand|transit|on[\s-]?order|pipeline|total|\)|\bx)"
@@ -286,6 +288,12 @@ _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?o
                             r"(?:orders?|deliveries|shipments?|at)\s+(?:at\s+|to\s+)?" + NUM + r"|(?:won't|will\s+not|doesn't|does\s+not|"
                             r"can't|cannot|don't|do\s+not)\s+(?:take|accept|ship|deliver|send|do)\s+(?:orders?\s+|more\s+than\s+)?"
                             r"(?:over|above|more\s+than|bigger\s+than|larger\s+than|beyond)?\s*" + NUM)
+_ACK_PER_ORDER = re.compile(r"\b(?:limit|cap|max(?:imum)?|ceiling)\s+of\s+" + NUM + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an)\s+order)|"
+                            r"\b(?:caps?|limits?|restricts?)\s+(?:you|us|me|them)\s+(?:at|to)\s+" + NUM
+                            + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an)\s+order)")
+# a store that is capped ("with your storeroom capped at 80 cases")
+_ACK_ROOM_CAPPED = re.compile(r"\b(?:store\s?room|stock\s?room|storage|warehouse|cellar|shelf|shelves|fridge|freezer|room|space)\s+"
+                              r"(?:is\s+|being\s+)?(?:capped|limited|maxed(?:\s+out)?)\s+(?:at|to)\s+" + NUM)
 _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
 
 
@@ -295,7 +303,21 @@ _CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;()\u2013\u2014
 _ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*)?(?:\([^()\n]{0,60}\)\s*)?(?:->|\u2192|=>|\u2248|~|,?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
                       r"you\s+can\s+|let's\s+)?(?:so|i\.e\.|or|rounded(?:\s+up|\s+down)?\s+to|"
                       r"round(?:ed)?\s+(?:it\s+|that\s+|this\s+)?(?:up\s+|down\s+)?to|call\s+it|say|which\s+is)\s*,?\s*"
-                      r"(?:about\s+|roughly\s+)?)\s*(\d+)(?!\.?\d)")
+                      r"(?:about\s+|roughly\s+)?)\s*(\d+)(?!\.?\d)", re.I)
+
+
+# "Set s = 30 and S = 100. Actually, scratch that, make S = 110", "Every Tuesday and Friday... no, just every
+# Tuesday": a role stated on both sides of the last such marker keeps only its later value (and a schedule stated
+# after it replaces the one before)
+_CORRECTION = re.compile(r"\b(?:scratch\s+that|no\s+wait|wait,?\s+no|on\s+second\s+thought|correction|let\s+me\s+correct|"
+                         r"(?:actually|no|sorry|oops)\s*[,.;:\u2026-]+\s*(?:(?:make|let'?s|just|i\s+mean|rather|scratch|it'?s|"
+                         r"that\s+should)\b)|(?:\.\.\.|\u2026)\s*(?:no|actually)\b)", re.I)
+
+
+def _after_correction(found: list[_Found], cut: int | None) -> list[_Found]:
+    if cut is None or not any(f.pos >= cut for f in found):
+        return found
+    return [f for f in found if f.pos >= cut]
 
 
 _MEANT_NOT = re.compile(r"[.,;\u2026\s-]*\b(?:sorry,?\s+|oops,?\s+)?i\s+meant\s+(\d+(?:\.\d+)?)[^.\d]{0,25}?,?\s*not\s+(\d+(?:\.\d+)?)\b",
@@ -337,7 +359,8 @@ def _normalise(text: str) -> str:
                   r"\1 ", text, flags=re.I)
     text = re.sub(r"(?<![A-Za-z])([sSQR])\s*[=≈]\s*[^=≈\d\n;.\\]{1,40}[=≈→]\s*(?=\d)", r"\1 = ", text)  # "S = s + EOQ ≈ 146"
     text = re.sub(r"(?<![A-Za-z])([sSQR])\s*[≈~]\s*(?=\d)", r"\1 = ", text)  # "S ≈ 110-120"
-    text = re.sub(r"\b(EOQ)\s*=\s*[^\n;]{1,80}?=\s*(?=\d+(?:\.\d+)?(?:[,.;\s]|$))", r"\1 = ", text, flags=re.I)  # EOQ = sqrt(..) = 122
+    text = re.sub(r"\b(EOQ)\s*=\s*(?:(?!\.\s)[^\n;]){1,80}?[=≈]\s*(?=\d+(?:\.\d+)?(?:[,.;\s]|$))", r"\1 = ", text,
+                  flags=re.I)  # EOQ = sqrt(..) = 122, within its own sentence
     # "s = 2 x 12 + 1.645 x 3.25 x sqrt(2) = 32": a formula (an operator in it) between the name and its value
     text = re.sub(r"(?<![A-Za-z])([sSQR])\s*=\s*(?=[^=\n;\\]*?(?:[+×*/·]|sqrt))[^=\n;\\]{1,80}?=\s*(?=\d+(?:\.\d+)?(?:[,.;\s]|$))",
                   r"\1 = ", text)
@@ -351,10 +374,18 @@ def _normalise(text: str) -> str:
     return t
 
 
+# a parenthetical aside with words and no numbers ("raise the inventory position (on-hand and on-order) to 130"):
+# dropped before values are bound, so it cannot split a phrase from its number; the basis and the schedule are
+# read from the full text. Kept: notation such as "(s, S)" or "(S)" (no word of three letters) and a trigger's
+# "(or fewer)".
+_ASIDE = re.compile(r"\((?=[^()\d]*[a-z]{3})(?![^()]*\b(?:fewer|less|below|under|inclusive|exclusive|or\s+more)\b)[^()\d\n]{3,80}\)")
+
+
 class _Extractor:
     def __init__(self, text: str):
-        self.orig = _normalise(text)
+        self.orig = _ASIDE.sub(" ", _normalise(text))
         self.low = self.orig.lower()
+        self.full_low = _normalise(text).lower()
         self.used: set[int] = set()
         self.notes: list[str] = []  # choices the parser made (ranges), kept in the verdict's reason
 
@@ -401,6 +432,8 @@ _RECOMMEND = re.compile(r"(?:recommend(?:ed|ation)?|suggest(?:ed|ion)?|go\s+with
 _RECOMMEND_AFTER = re.compile(r"\b(?:option|plan|policy|choice)\s+([a-e1-5])\s+(?:is|has|gives|looks|wins|comes)\b[^.\n]{0,60}?"
                               r"\b(?:best|my\s+pick|pick|cheapest|lowest|recommend\w*|winner|choice|go\s+with|prefer\w*)",
                               re.I)
+_RECOMMEND_LETTER = re.compile(r"\b(?:[Rr]ecommend(?:ed|ation)?|[Ss]uggest(?:ed|ion)?|[Gg]o\s+with|[Cc]hoose|[Pp]ick|[Pp]refer)"
+                               r"\s*(?:is\s*)?:?\s*([A-E])\b(?!['\u2019])")
 _REJECTED = re.compile(r"not\s+recommended|(?:don't|do\s+not|wouldn't|would\s+not)\s+recommend|advise\s+against|"
                        r"\brejected\b", re.I)
 
@@ -440,7 +473,8 @@ def recommended_part(text: str) -> tuple[str, str]:
     among several options the whole text is kept (and two values for one role stay "unparseable").
     """
     labels = [(m.start(), next(g for g in m.groups() if g).lower()) for m in _OPTION_LABEL.finditer(text)]
-    rec = [m for m in _RECOMMEND.finditer(text)] + [m for m in _RECOMMEND_AFTER.finditer(text)]
+    rec = [m for m in _RECOMMEND.finditer(text)] + [m for m in _RECOMMEND_AFTER.finditer(text)] + \
+        [m for m in _RECOMMEND_LETTER.finditer(text)]
     names = {n for _, n in labels}
     if len(names) >= 2:
         for r in rec:
@@ -463,6 +497,11 @@ def recommended_part(text: str) -> tuple[str, str]:
     return text, ""
 
 
+# "s = 20", "S: 60", and a symbol with a verb: "S comes out at 42", "s works out to 27", "Q should be 50"
+_SYMBOL_IS = (r"\s*(?:=|:|\s(?:comes?|came|works?|worked)\s+(?:out\s+)?(?:at|to)|\s(?:should|would|will)\s+be|\sis(?:\s+set\s+(?:at|to))?)"
+              r"\s*(?:about\s+|around\s+|roughly\s+)?")
+
+
 def parse_policy(text: str, capacity: int | None = None, max_order: int | None = None) -> ParsedPolicy:
     """Parse one advice text; `capacity` resolves "order up to capacity" and checks feasibility."""
     text = text or ""
@@ -471,9 +510,10 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     if choice:
         x.notes.append(choice)
     low = x.low
-    position = [m for m in _POSITION.finditer(low)
-                if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind|don't count|do not count|no need to count|leave out)\b[^.;:]{0,25}$", low[max(0, m.start() - 30):m.start()])]
-    basis = "on_hand" if _ON_HAND.search(low) and not position else "position"  # "ignore anything on order": on hand
+    full = x.full_low  # asides included: "(on-hand only)" names the basis
+    position = [m for m in _POSITION.finditer(full)
+                if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind|don't count|do not count|no need to count|leave out)\b[^.;:]{0,25}$", full[max(0, m.start() - 30):m.start()])]
+    basis = "on_hand" if _ON_HAND.search(full) and not position else "position"  # "ignore anything on order": on hand
 
     stated_capacity = None
     for m in _ACK_CAPACITY.finditer(low):
@@ -483,11 +523,18 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
             continue  # "order up to the capacity of 80": an order-up-to level, not only a remark
         stated_capacity = int(float(m.group(g)))
         x.used.add(m.start(g))
+    for m in _ACK_ROOM_CAPPED.finditer(low):
+        stated_capacity = int(float(m.group(1)))
+        x.used.add(m.start(1))
     if capacity is None and stated_capacity is not None:
         capacity = stated_capacity
     stated_max_order = None
     for m in _ACK_MAX_ORDER.finditer(low):
         g = next(i for i in range(1, len(m.groups()) + 1) if m.group(i))
+        stated_max_order = int(float(m.group(g)))
+        x.used.add(m.start(g))
+    for m in _ACK_PER_ORDER.finditer(low):
+        g = 1 if m.group(1) else 2
         stated_max_order = int(float(m.group(g)))
         x.used.add(m.start(g))
 
@@ -502,9 +549,9 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     for m in re.finditer(r"\(\s*[sRr]\s*,\s*Q\s*\)[^()\d]{0,40}\(\s*" + NUM + r"\s*,\s*" + NUM + r"\s*\)", x.orig):
         trig += [f for f in [x.take(m, 1)] if f]
         qty += [f for f in [x.take(m, 2)] if f]
-    trig += x.all(re.compile(r"(?<![A-Za-z])[sRr]\s*(?:=|:)\s*" + NUM), source=x.orig)
-    upto += x.all(re.compile(r"(?<![A-Za-z])S\s*(?:=|:)\s*" + NUM), source=x.orig)
-    qty += x.all(re.compile(r"(?<![A-Za-z])Q\s*(?:=|:)\s*" + NUM), source=x.orig)
+    trig += x.all(re.compile(r"(?<![A-Za-z'\u2019])[sRr]" + _SYMBOL_IS + NUM), source=x.orig)
+    upto += x.all(re.compile(r"(?<![A-Za-z'\u2019])S" + _SYMBOL_IS + NUM), source=x.orig)
+    qty += x.all(re.compile(r"(?<![A-Za-z'\u2019])Q" + _SYMBOL_IS + NUM), source=x.orig)
 
     # -- phrases ------------------------------------------------------------------------------------------------------
     for m in _TRIGGER.finditer(low):
@@ -547,6 +594,9 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
         for f in trig:
             if f.strict is None:
                 f.strict = False  # "when it falls to the reorder point": at or below
+    cut = max((m.end() for m in _CORRECTION.finditer(low)), default=None)
+    trig, upto, qty = _after_correction(trig, cut), _after_correction(upto, cut), _after_correction(qty, cut)
+    bases = _after_correction(bases, cut)
     strictness = {f.strict for f in trig if f.strict is not None}
     if len(strictness) > 1:
         return ParsedPolicy("unparseable", text, basis=basis, reason="the trigger is stated both as 'below' and 'at or below'")
@@ -569,7 +619,9 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
         if capacity is None:
             return ParsedPolicy("unparseable", text, basis=basis, reason="'up to capacity' but the capacity is unknown")
         S_val = float(capacity)
-    period = _period(low)
+    period = _period(full)
+    if cut is not None and _period(low[cut:]) is not None:
+        period = _period(low[cut:])
 
     def r(v: float | None) -> int | None:
         return None if v is None else int(round(v))

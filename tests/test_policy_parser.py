@@ -118,3 +118,33 @@ def test_more_issue10_phrasings():
     assert parse_policy("Set your min at 12 and your max at 48 (counting units already ordered).").params == {
         "s": 12, "S": 48}
     assert not parse_policy("Each Monday and Thursday order 15.").ok  # two weekdays: no single period
+
+
+# Classes from the advice writer corpora's misses (agents/data/advice_train), each tested on a wording written for
+# this test: a correction in a later clause, a rounded value after "I'd", a symbol with a verb, a trigger on the
+# pipeline, a non-native trigger verb, limits per order or on the store stated in passing, a bare option letter,
+# a wordy aside between a verb and its number.
+@pytest.mark.parametrize("text, status, kind, params, basis", [
+    ("Set S = 90 and s = 25. Actually, scratch that, make s = 30.", "ok", "ss", {"s": 30, "S": 90}, "position"),
+    ("Every Monday and Thursday... no, just every Thursday: order 50 crates.", "ok", "periodic", {"T": 7, "Q": 50},
+     "position"),
+    ("s works out to 18.6, which I'd round up to 19, and S comes out at 70.", "ok", "ss", {"s": 19, "S": 70},
+     "position"),
+    ("Trigger: on-order plus on-hand below 12. Action: order up to 45.", "ok", "ss", {"s": 12, "S": 45}, "position"),
+    ("when the stock is arriving to 8 units, make order for 30 units", "ok", "sq", {"s": 9, "Q": 30}, "position"),
+    ("The mill has a limit of 60 sacks per order; order 75 sacks when stock falls to 20.", "infeasible", "sq",
+     {"s": 21, "Q": 75}, "position"),
+    ("The distributor caps us at 40 boxes per order. Order 55 boxes whenever you drop below 10.", "infeasible", "sq",
+     {"s": 10, "Q": 55}, "position"),
+    ("With the cold room limited to 90 trays, use s = 95 and S = 120.", "infeasible", "ss", {"s": 95}, "position"),
+    ("Plan A: (s=5, S=20). Plan B: (s=8, S=25). I recommend B because of the holiday rush.", "ok", "ss",
+     {"s": 8, "S": 25}, "position"),
+    ("Each morning top the position (what is here plus what is coming) up to 55.", "ok", "base_stock", {"S": 55},
+     "position"),
+    ("Each morning top up the shelf stock (ignore deliveries on their way) to 55.", "ok", "base_stock", {"S": 55},
+     "on_hand"),
+    ("Order up to 60 whenever stock falls to 15 (or fewer).", "ok", "ss", {"s": 16, "S": 60}, "position"),
+])
+def test_advice_classes_from_the_writer_corpora(text, status, kind, params, basis):
+    p = parse_policy(text)
+    assert (p.status, p.kind, p.params, p.basis) == (status, kind, params, basis), p.reason
