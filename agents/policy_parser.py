@@ -374,11 +374,11 @@ def _normalise(text: str) -> str:
     return t
 
 
-# a parenthetical aside with words and no numbers ("raise the inventory position (on-hand and on-order) to 130"):
-# dropped before values are bound, so it cannot split a phrase from its number; the basis and the schedule are
-# read from the full text. Kept: notation such as "(s, S)" or "(S)" (no word of three letters) and a trigger's
-# "(or fewer)".
-_ASIDE = re.compile(r"\((?=[^()\d]*[a-z]{3})(?![^()]*\b(?:fewer|less|below|under|inclusive|exclusive|or\s+more)\b)[^()\d\n]{3,80}\)")
+# a parenthetical aside with words and no numbers right before a number ("raise the inventory position (on-hand and
+# on-order) to 130"): dropped before values are bound, so it cannot split a phrase from its number; the basis and
+# the schedule are read from the full text. Kept: notation such as "(s, S)" or "(S)" (no word of three letters), a
+# trigger's "(or fewer)", and asides elsewhere ("Reorder point: 9 (order when the position reaches it)").
+_ASIDE = re.compile(r"\((?=[^()\d]*[a-z]{3})(?![^()]*\b(?:fewer|less|below|under|inclusive|exclusive|or\s+more)\b)[^()\d\n]{3,80}\)(?=\s*(?:up\s+)?(?:to|at|of|by|=|:)?\s*\d)")
 
 
 class _Extractor:
