@@ -79,7 +79,7 @@ def _trained(p: Problem, opening_replications: int = 300):
 def test_the_opening_ships_in_the_artifacts_and_the_recommender_follows_it(tmp_path):
     from rl.artifacts import DQNRecommender
 
-    p = _problem(lead_time=3, risk_tolerance=1.0)
+    p = _problem(lead_time=3)
     t = _trained(p)
     assert t.info["opening"]["applied"] and len(t.opening) == 3
     assert t.info["opening"]["improved_cost"] <= t.info["opening"]["own_cost"]
@@ -135,3 +135,15 @@ def test_bad_opening_orders_and_settings_name_the_field(tmp_path):
     for make in (DQNConfig, RLlibSettings):
         with pytest.raises(ValueError, match="opening_replications"):
             make(opening_replications=-1)
+
+
+def test_a_saving_within_the_search_noise_does_not_replace_the_networks_order():
+    from rl.opening import _clearly_cheaper
+
+    rng = np.random.default_rng(0)
+    best = rng.normal(500.0, 40.0, size=2000)
+    assert not _clearly_cheaper(best.copy(), best, 2.0)  # the same paths
+    assert _clearly_cheaper(best - 1.0, best, 2.0)  # one unit cheaper on every path
+    noisy = best + rng.normal(-0.5, 30.0, size=best.size)  # 0.5 cheaper on average, SE 0.67: noise
+    assert not _clearly_cheaper(noisy, best, 2.0)
+    assert _clearly_cheaper(noisy, best, 0.0)  # what the rule without the guard would have taken
