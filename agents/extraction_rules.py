@@ -178,19 +178,20 @@ _STORAGE_SUFFIX = re.compile(r"^\s*(?:units?\s+|items?\s+|of them\s+)?(?:in|on)\
                              r"^\s*(?:\w+\s+)?(?:will |would |can |could )?(?:fit|fits|go|goes)\s+(?:in|into)\s+"
                              r"(?:the |our |my )?(?:stock ?room|store ?room|back ?room|back|shelf|shelves|warehouse|"
                              r"storage|cooler|fridge|freezer|walk-in)")
-# "the truck carries 200", "the supplier sends at most 90", "one pallet, 48 cases": limits of a single order
-_ORDER_PREFIX = re.compile(r"(?:(?:truck\w*|\bvan\b|lorry|pallet|supplier|distributor|wholesaler|vendor|"
+# "the truck carries 200", "the supplier sends at most 90": limits of a single order ("pallets of 24 cases", "a pallet
+# holds 25" are pack sizes, not limits: a limit needs its own cue, "one pallet per order")
+_ORDER_PREFIX = re.compile(r"(?:(?:truck\w*|\bvan\b|lorry|supplier|distributor|wholesaler|vendor|"
                            r"manufacturer|shipment|delivery)\b[^,.;]{0,25}?\b(?:can |could |will |would |only |"
                            r"just |won't |doesn't |don't |never )*(?:takes?|carr(?:y|ies)|fits?|holds?|sends?|"
                            r"delivers?|ships?|brings?|allows?|lets us (?:order|have)|caps? \w+ at|limits? \w+ to|"
-                           r"(?:is|are) limited to|(?:is|are) capped at|(?:be|is|are)(?= (?:at most|up to|no more than|a max)))|(?:pallet|truck ?load|van ?load)s?\b"
+                           r"(?:is|are) limited to|(?:is|are) capped at|(?:be|is|are)(?= (?:at most|up to|no more than|a max)))|(?:truck ?load|van ?load)s?\b"
                            r"[^,.;]{0,12}?\b(?:is|are|of|has|have))(?:\s+(?:up to|about|around|roughly|maybe|"
                            r"at most|only|just|a max(?:imum)? of|no more than|more than))*\s*$")
 _ITEM_PRICE = re.compile(r"(?:bought|buy|purchase\w*(?! orders?)|pay|paid|sells? (?:them |it )?for|retail\w*|price[sd]?|"
                          r"item costs?|unit costs?|wholesale)\b[^,;]{0,30}?(?:at|for|of|is)?\s*(?:about|around|"
                          r"roughly)?\s*$")
 # "we've been open for 12 years", "started 3 years ago": the shop's history, not a horizon or lead time
-_HISTORY_DURATION = re.compile(r"(?:(?:\bopen|in business|been (?:here|around|doing this)|established|founded|started|opened|"
+_HISTORY_DURATION = re.compile(r"(?:(?:\bopen|in business|been (?:here|around|doing this|at it)|established|founded|started|opened|"
                                r"had (?:the|this) (?:shop|store|place))\b[^,.;]{0,15}?|"
                                # "running for 12 years", "trading the shop for 3": the verb right before, not "running shoes"
                                r"\b(?:running|operating|trading)(?: (?:the|this|our|my) (?:shop|store|business|place))?)"
@@ -198,8 +199,10 @@ _HISTORY_DURATION = re.compile(r"(?:(?:\bopen|in business|been (?:here|around|do
 _OTHER_NOUN = re.compile(r"\s*(?:of us\b|of them (?:work|here)|staff|employees|people|workers|colleagues|assistants|branches|stores|shops|"
                          r"locations|outlets|kids|children|percent|%|times|stars|registers|tills|aisles|minutes?|mins?|"
                          r"hours?|hrs?|miles?|km|kilometers?|kilometres?)\b")
-_PERISH_DURATION = re.compile(r"(?:die|wilt|spoil|rot|expire|go(?:es)? (?:bad|off|stale)|shelf life|last|(?:fine|good) for)\w*"
-                              r"(?:\s+\w+){0,3}\s*$")
+_PERISH_DURATION = re.compile(r"(?:(?:die|wilt|spoil|rot|expire|go(?:es)? (?:bad|off|stale)|shelf life|last|(?:fine|good) for)\w*"
+                              r"(?:\s+\w+){0,3}|(?:dead|gone|stale|brown|no good|not good|useless|worthless|unsellable|"
+                              r"can'?t (?:be )?(?:sold|sell|kept|keep)|cannot (?:be )?(?:sold|sell|kept|keep)|sits? out"
+                              r"(?: (?:for )?more than| longer than| past)?)(?: by| after| the)*)\s*$")
 
 
 _HOLD_CUE = re.compile(r"\b(?:holding|hold|storage|storing|store it|to store|keep(?:ing)? (?:one|it|each|a|an)|to keep|"
@@ -225,6 +228,18 @@ _CONTAINER_SIZE = [
     re.compile(r"\b(\d+)\s+(?:[a-z]+\s+)?(?:to|per|in|on)\s+(?:a|an|each|one|every|the)\s+" + _CONTAINER + r"\b"),
     re.compile(r"\b" + _CONTAINER + r"s?\s+(?:has|holds|is|contains|takes|carries|of|=|:)\s+(?:only\s+|about\s+)?(\d+)\b"),
 ]
+
+
+_LIMIT_CUE = re.compile(r"(?:more than|at most|up to|max(?:imum)?|limit(?:ed)?(?: to)?|capped at|cap(?: of| is)?|"
+                        r"ceiling(?: of| is)?)\s*(?:of\s+)?$")
+_ONE_CONTAINER_PER_ORDER = re.compile(r"\b(?:one|1|a single|single)\s+" + _CONTAINER + r"s?\s+(?:per|an?|each|at an?|every)\s+"
+                                      r"(?:order|time|delivery|go|drop)\b|\b(?:max(?:imum)?|cap|limit|at most|only|"
+                                      r"capped at|limited to)\s*"
+                                      r"(?:of\s+|is\s+|:\s*)?(?:one|1|a single)\s+" + _CONTAINER + r"\b")
+
+
+def _int_if_whole(x: float):
+    return int(x) if float(x).is_integer() else x
 
 
 def _container_sizes(sentences: list[str]) -> tuple[dict[str, float], set[tuple[int, int]]]:
@@ -904,9 +919,15 @@ def parse_utterance(text: str, context: str | None = None, known: dict[str, obje
     sentences = _merge_labels(split_sentences(norm) or [norm], norm)
     seen = _Seen()
     seen.container_sizes, seen.container_numbers = _container_sizes(sentences)
+    # a pack size is never a value by itself ("pallets of 24 cases", "a pallet holds 25"); it converts a cost per
+    # pallet, and it is the largest order when one pallet is what an order may be ("one pallet per order")
+    one_per_order = _ONE_CONTAINER_PER_ORDER.search(norm)
+    container = one_per_order and (one_per_order.group(1) or one_per_order.group(2))
+    if container in seen.container_sizes:
+        _offer("max_order", _int_if_whole(seen.container_sizes[container]), "anchor", 0, out, seen)
     if seen.container_sizes and not any(_moneyish(q, sentence) and _per_container(q) in seen.container_sizes
                                         for sentence in sentences for q in scan_quantities(" " + sentence + " ")):
-        seen.container_sizes, seen.container_numbers = {}, set()  # "a pallet is 60 units" alone: a size, not a rate
+        seen.container_sizes = {}  # "a pallet is 60 units" alone: a size, not a rate to convert
     for i, sentence in enumerate(sentences):
         seen.sentence = i
         padded = " " + sentence + " "
@@ -1016,8 +1037,9 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
     sd_cue = re.compile(r"(?:give or take|plus or minus|standard deviation(?: of| is)?|\bsd\b(?: of| is)?|"
                         r"spread of|swings? by(?: about| around)?)\s*$")
     for q in qs:
-        if q.negated or any(i == seen.sentence and q.start <= pos < q.end for i, pos in seen.container_numbers):
-            continue
+        if q.negated or (any(i == seen.sentence and q.start <= pos < q.end for i, pos in seen.container_numbers)
+                         and not _LIMIT_CUE.search(q.prefix)):
+            continue  # a pack size ("pallets of 24"), unless said as a limit ("no more than 30 boxes on one pallet")
         if q.kind == "bare" and _is_year(q):
             continue  # "since 1998", "last year, 2025"
         if q.kind in ("bare", "count") and _MIN_BOUND.search(q.prefix[-40:]):
@@ -1044,9 +1066,9 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
         if sd_cue.search(q.prefix) and q.kind in ("bare", "count"):
             demand_qs.append(q)  # the spread of a demand statement, whatever keywords are near
             continue
-        if q.kind == "duration" and re.search(r"\bwait(?:s|ing)?\s*(?:for\s+)?(?:up to\s+|about\s+|maybe\s+)?$",
-                                              q.prefix):
-            continue  # "they'll wait a few days": how long customers wait, not the lead time
+        if q.kind == "duration" and re.search(r"(?:\bwait(?:s|ing)?|\b(?:come|comes|coming|came|pop|pops)\s+back"
+                                              r"(?:\s+in)?)\s*(?:for\s+)?(?:up to\s+|about\s+|maybe\s+)?$", q.prefix):
+            continue  # "they'll wait a few days", "they come back next day": customers waiting, not the lead time
         if q.kind == "duration" and (_PERISH_DURATION.search(q.prefix) or _SHELF_LIFE_AFTER.match(q.suffix)):
             continue  # "flowers die within 1 day", "a 2-year expiry": about perishability, not a horizon or lead time
         if q.kind == "bare" and _OTHER_NOUN.match(q.suffix):

@@ -129,6 +129,8 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm)\b|\b\d{1,2}\s+(?:in the morning|in the evening|at night|o'clock)\b",
      " at that hour "),  # times of day are never values ("order before 2pm", "turns up around 7 in the morning")
     (r"\b2day\b", "today"),
+    (r"\bb4\b", "before"),  # text-speak: "b4 i forget" (never a 4)
+    (r"(?<![\d,.])(\d{1,3}),(\d{2})(?![\d,])", r"\1.\2"),  # a decimal comma: "17,50 now" is 17.50 (1,500 stays)
     (r"\b(\d+)[\s-]+days?\s+wait\b", r"lead time \1 days"),  # "2 day wait": the delivery, not customers waiting
     (r"\b(?:a|one|\d+)\s+(?:days?|weeks?)\s+(?:quicker|faster|slower|longer|shorter|earlier|later|sooner)\b",
      " a bit different "),  # "it's a day quicker now": a difference, never a value
@@ -265,11 +267,11 @@ def _prepare(text: str) -> str:
     """Structure before case is lost: list markers removed, run-on sentences split, "R150" (rand) as money."""
     text = re.sub(r"(?<![\w$])R\s?(?=\d)", "$", text)
     text = _EMOJI.sub(" , ", text)  # "safe holds 40 💍 supplier max 15": emoji between items separate them
+    text = _inline_list(text)  # first: "1) fee 18  2) lt 2 days  3) space for 500" is one list, not a lone "1)"
     if len(_LIST_MARKER.findall(text)) >= 2:  # a list has two items at least; a lone "3." is an answer
         text = _LIST_MARKER.sub(" ", text)
     elif _LONE_MARKER.match(text):  # "2) delivery takes 3 days": one item of a list, answered alone
         text = _LONE_MARKER.sub(" ", text, count=1)
-    text = _inline_list(text)
     return _RUN_ON.sub(". ", text)
 
 

@@ -24,6 +24,10 @@ def rules_only():
     ("ord cst $11, hld 3c/u/d", {"setup_cost": 11, "holding_cost": 0.03}),
     ("cellar = 48 kegs, brewery max 12/order", {"max_inventory": 48, "max_order": 12}),
     ("3) shelving for 140 units", {"max_inventory": 140}),
+    ("1) fee 22  2) lt 3 days  3) room for 400", {"setup_cost": 22, "lead_time": 3, "max_inventory": 400}),
+    ("the fee is 7,25 per order", {"setup_cost": 7.25}),  # a decimal comma
+    ("max one pallet per order, a pallet is 40 sacks", {"max_order": 40}),
+    ("whatever's left is dead by the next day, so we bin it", {"perishability": "perishable"}),
     # durations and currencies said the way people say them
     ("the van comes next working day", {"lead_time": 1}),
     ("shipping fee is 40 lira each time", {"setup_cost": 40}),
@@ -91,6 +95,15 @@ def test_mixed_stock_out_behaviour_is_asked_never_picked(text):
     ("we keep rat poison, 20 tins on the shelf", "demand_distribution"),  # poison is not Poisson
     ("prices have gone up a lot this year", "state_transition_model"),   # "gone up" is not a lost sale
     ("the fee has gone from 5 to 7 dollars", "state_transition_model"),
+    # "next day / morning" about customers or spoilage is not a delivery time
+    ("if we're out they come back the next morning and buy it then", "lead_time"),
+    ("whatever's left is dead by the next day, so we bin it", "lead_time"),
+    ("the salads can't be sold the following day", "lead_time"),
+    ("been at it 15 years and never had a computer", "lead_time"),  # the shop's history
+    ("b4 i forget, horizon 45 days", "penalty_cost"),  # text-speak, not a 4
+    # a pack size is not a limit or a capacity by itself
+    ("bottles come in crates of 12, the cellar holds 300 bottles", "max_order"),
+    ("a pallet holds 25 bikes and warehousing runs $73 a year", "max_inventory"),
 ])
 def test_look_alikes_store_nothing(text, absent):
     assert absent not in parse_utterance(text).values
