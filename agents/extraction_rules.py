@@ -187,7 +187,7 @@ _ORDER_PREFIX = re.compile(r"(?:(?:truck\w*|\bvan\b|lorry|supplier|distributor|w
                            r"(?:is|are) limited to|(?:is|are) capped at|(?:be|is|are)(?= (?:at most|up to|no more than|a max)))|(?:truck ?load|van ?load)s?\b"
                            r"[^,.;]{0,12}?\b(?:is|are|of|has|have))(?:\s+(?:up to|about|around|roughly|maybe|"
                            r"at most|only|just|a max(?:imum)? of|no more than|more than))*\s*$")
-_ITEM_PRICE = re.compile(r"(?:bought|buy|purchase\w*(?! orders?)|pay|paid|sells? (?:them |it )?for|retail\w*|price[sd]?|"
+_ITEM_PRICE = re.compile(r"(?:bought|buy|purchase\w*(?! orders?)|pay|paid|sells? (?:them |it )?for|retail\w*|price[sd]?|(?:i|we) charge|"
                          r"item costs?|unit costs?|wholesale)\b[^,;]{0,30}?(?:at|for|of|is)?\s*(?:about|around|"
                          r"roughly)?\s*$")
 # "we've been open for 12 years", "started 3 years ago": the shop's history, not a horizon or lead time
@@ -212,7 +212,9 @@ _SHELF_LIFE_AFTER = re.compile(r"\s*(?:-\s*)?(?:\w+\s+)?(?:expiry|expiration|she
 _WEAK_LEAD = re.compile(r"supplier|wholesaler|restock|receiv|replenish")
 # never values: a minimum order quantity ("at least 24 at a time", "MOQ 50") is not the largest order
 _MIN_BOUND = re.compile(r"(?:\bat least|\bminimum(?: order)?(?: quantity| size)?(?: of| is)?|\bmin(?:imum)?\.? order\w*"
-                        r"(?: of| is)?|\bmoq\b(?: of| is)?|no fewer than|no less than|not less than)\s*$")
+                        r"(?: of| is)?|\bmoq\b(?: of| is)?|no fewer than|no less than|not less than|"
+                        r"(?:won't|will not|doesn't|does not|don't|do not|can't|cannot)\s+(?:take|accept|ship|deliver|do)\s+"
+                        r"(?:an?\s+|any\s+)?orders?\s+(?:under|below|smaller than|less than|of less than))\s*$")
 # "3 delivery vans", "2 part-time drivers": counts of things that are not stock (one modifier word allowed)
 _OTHER_THINGS = re.compile(r"\s*(?:[a-z-]+\s+)?(?:vans|trucks|lorries|cars|drivers|vehicles|tills|registers|tables|seats|"
                            r"chairs|desks|counters|floors|rooms|stalls|machines|computers|phones|shifts|owners|"
@@ -240,6 +242,12 @@ _ONE_CONTAINER_PER_ORDER = re.compile(r"\b(?:one|1|a single|single)\s+" + _CONTA
 
 def _int_if_whole(x: float):
     return int(x) if float(x).is_integer() else x
+
+
+_DEMAND_WORDS = re.compile(r"demand|\bsell\w*|\bsold\b|\bsales\b|customers?|\bper day\b|\ba day\b|\bdaily\b|"
+                           r"go through|\buse\b|\bneed\b")
+_ITEM_EACH = re.compile(r"\s*each\b(?!\s+(?:order|delivery|time|drop|run|trip|shipment))")
+_ITEM_EACH_BEFORE = re.compile(r"\b(?:are|is|cost|costs|at|for|sell|sells|charge|charges|pay|paid)\s*(?:about|around|roughly)?\s*$")
 
 
 def _container_sizes(sentences: list[str]) -> tuple[dict[str, float], set[tuple[int, int]]]:
@@ -558,7 +566,7 @@ _QUESTION = re.compile(r"^\s*(?:what|how|why|which|can you|could you|do you|what
 # a sentence that asks ("what's the difference between lost sale and backlog?", "what if they don't wait?"):
 # its keywords are the question's words, not the manager's facts
 _ASKING = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:what|whats|how|why|which|can you|could you|do you|do i|should i|what's|"
-                     r"explain|what if|what happens|(?:is|are|does|do|should|would|can|could) (?:a|an|the|it|this|that|there))\b")
+                     r"explain|what if|what happens|(?:is|are|does|do|should|would|can|could) (?:a|an|the|it|this|that|there|i|we))\b")
 _YES = re.compile(r"^\s*(?:yes|yep|yeah|yup|sure|correct|they do|it does|definitely|absolutely|indeed|of course)\b")
 _NO = re.compile(r"^\s*(?:no|nope|nah|not really|they don't|it doesn't|never|not at all)\b")
 # verbal risk attitudes on the -10..10 scale (very averse .. risk seeking)
@@ -579,11 +587,14 @@ _DET_STRONG = re.compile(r"(?:doesn't|does not|never|won't|will not)\s+(?:really
                          r"like clockwork")
 
 
+_LEAD_SUBJECT = re.compile(r"lead[\s-]?time|\bdeliver\w*|\bshipping\b|\barriv\w*|\bsupplier\w*|\btransit\b")
+
+
 def _demand_type(sentence: str, about_demand: bool) -> str | None:
     if about_demand and _DET_STRONG.search(sentence) and not re.search(r"random|unpredictab|fluctuat", sentence):
         return "deterministic"  # "it never changes from one day to the next": the negation decides
-    if _RANDOM_CUES.search(sentence) and (about_demand or re.search(r"random|fluctuat|unpredictab|all over the place",
-                                                                   sentence)):
+    if _RANDOM_CUES.search(sentence) and (about_demand or (re.search(r"random|fluctuat|unpredictab|all over the place",
+                                                                    sentence) and not _LEAD_SUBJECT.search(sentence))):
         return "random"
     if _DET_CUES.search(sentence) and about_demand:
         return "deterministic"
@@ -1071,6 +1082,11 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             continue  # "they'll wait a few days", "they come back next day": customers waiting, not the lead time
         if q.kind == "duration" and (_PERISH_DURATION.search(q.prefix) or _SHELF_LIFE_AFTER.match(q.suffix)):
             continue  # "flowers die within 1 day", "a 2-year expiry": about perishability, not a horizon or lead time
+        if q.is_range and q.kind in ("bare", "count") and not _DEMAND_WORDS.search(sentence) and any(
+                p.kind == "duration" and p.start < q.start for p in qs):
+            continue  # "lead time is normally 3 days but could be anywhere from 2 to 6": the lead time's spread
+        if q.kind in ("bare", "count") and _ITEM_EACH.match(q.suffix) and _ITEM_EACH_BEFORE.search(q.prefix):
+            continue  # "the screens are 25 each from the supplier": the item's price
         if q.kind == "bare" and _OTHER_NOUN.match(q.suffix):
             continue  # "3 staff", "2 branches": counts of something that is not stock
         if q.kind == "duration" and (_HISTORY_DURATION.search(q.prefix) or re.match(r"\s*ago\b", q.suffix)):

@@ -129,6 +129,10 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm)\b|\b\d{1,2}\s+(?:in the morning|in the evening|at night|o'clock)\b",
      " at that hour "),  # times of day are never values ("order before 2pm", "turns up around 7 in the morning")
     (r"\b2day\b", "today"),
+    # a store that "takes 40" holds 40 (a duration needs its unit: "the van takes 2 days")
+    (r"\b(tank|fridge|freezer|chiller|cooler|shelf|shelves|rack|cellar|shed|cabinet|safe|store ?room|stock ?room|"
+     r"warehouse|yard|bin|cage|display case|counter)((?:,? which|,? that)? (?:only )?)takes\b(?!\s+(?:about\s+)?\d+\s*(?:days?|weeks?|hours?))",
+     r"\1\2holds"),
     (r"\bb4\b", "before"),  # text-speak: "b4 i forget" (never a 4)
     (r"(?<![\d,.])(\d{1,3}),(\d{2})(?![\d,])", r"\1.\2"),  # a decimal comma: "17,50 now" is 17.50 (1,500 stays)
     (r"\b(\d+)[\s-]+days?\s+wait\b", r"lead time \1 days"),  # "2 day wait": the delivery, not customers waiting
@@ -139,6 +143,7 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\b(?:if |when )?(?:i|we) order (?:it |them )?the (?:night|evening|day) before\b", "lead time 1 day"),
     (r"\bday after tomorrow\b", "2 days"),
     (r"\bzero (?=variation|variance|change|spread|difference|fluctuation|waste|spoilage|wastage|expiry)", "no "),  # not a number
+    (r"\b(\d+)\s+one day,?\s+(?:and\s+|then\s+|but\s+)?(\d+)\s+the next\b", r"\1 to \2 a day"),  # "5 one day and 20 the next"
     (r"\b(?:from\s+)?one day to the next\b|\bfrom day to day\b", " day to day "),  # not "next day" = 1 day
     (r"\bmornin'?(?=\s|$)", "morning"),
     (r"\b(?:the\s+)?(?:next|following)[\s-]+(?:(?:business|working|week)[\s-]?)?(?:day|morning)\b", "1 day"),

@@ -26,6 +26,7 @@ def rules_only():
     ("3) shelving for 140 units", {"max_inventory": 140}),
     ("1) fee 22  2) lt 3 days  3) room for 400", {"setup_cost": 22, "lead_time": 3, "max_inventory": 400}),
     ("the fee is 7,25 per order", {"setup_cost": 7.25}),  # a decimal comma
+    ("the chiller, which takes 60, is full most days", {"max_inventory": 60}),
     ("max one pallet per order, a pallet is 40 sacks", {"max_order": 40}),
     ("whatever's left is dead by the next day, so we bin it", {"perishability": "perishable"}),
     # durations and currencies said the way people say them
@@ -101,6 +102,13 @@ def test_mixed_stock_out_behaviour_is_asked_never_picked(text):
     ("the salads can't be sold the following day", "lead_time"),
     ("been at it 15 years and never had a computer", "lead_time"),  # the shop's history
     ("b4 i forget, horizon 45 days", "penalty_cost"),  # text-speak, not a 4
+    # a lead time's spread is not the demand's; prices of the goods and minimum orders are no values
+    ("lead time is usually 4 days, though it can be anywhere from 3 to 7", "demand_distribution"),
+    ("shipping takes between 2 and 5 days, totally random", "demand_type"),
+    ("the chiller, which takes 60, is full most days", "lead_time"),
+    ("the cartridges are 18 each from the wholesaler", "lead_time"),
+    ("the mill won't accept orders under 10 sacks", "max_order"),
+    ("Can I skip the holding cost question for now?", "state_transition_model"),
     # a pack size is not a limit or a capacity by itself
     ("bottles come in crates of 12, the cellar holds 300 bottles", "max_order"),
     ("a pallet holds 25 bikes and warehousing runs $73 a year", "max_inventory"),
