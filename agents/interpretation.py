@@ -125,8 +125,8 @@ def _opening_text(r) -> str:
     if not opening.get("applied") or not orders:
         return ""
     days = ", ".join(f"day {t}: {a}" for t, a in enumerate(orders))  # day 0 = the first day, as the tool counts
-    return (f" Starting from an empty shelf, nothing arrives for the first {len(orders)} days, so those first orders "
-            f"({days}) were checked one by one against every alternative in simulation.")
+    return (f" Starting from an empty shelf, the first {len(orders)} orders ({days}) are placed before anything is "
+            f"on the shelf, so they were checked one by one against every alternative in simulation.")
 
 
 def rule_text(result: Any) -> str:

@@ -65,7 +65,7 @@ def artifact_config(net: QNetwork, problem: Problem, norm: Normalisation, traini
         "normalisation": norm.as_dict(),
         "network": net.spec(),
         "action_masking": "orders above min(max_order, max_inventory - inventory_position) are masked",
-        # the first orders from the empty start, re-chosen by rollouts (rl.opening); used only in those states
+        # the first L + 1 orders from the empty start, re-chosen by rollouts (rl.opening); used only in those states
         "opening_orders": [int(a) for a in (opening or [])],
         "problem": problem.to_dict(),
         "training": training or {},
@@ -197,9 +197,9 @@ class DQNRecommender:
 
 
 def _opening_orders(orders, problem: Problem) -> list[int]:
-    """config.json's opening_orders, checked: at most lead_time whole orders, each within 0..max_order."""
-    allowed = f"a list of at most lead_time = {problem.lead_time} whole orders in 0..{problem.max_order}"
-    if not isinstance(orders, list) or len(orders) > problem.lead_time:
+    """config.json's opening_orders, checked: at most lead_time + 1 whole orders, each within 0..max_order."""
+    allowed = f"a list of at most lead_time + 1 = {problem.lead_time + 1} whole orders in 0..{problem.max_order}"
+    if not isinstance(orders, list) or len(orders) > problem.lead_time + 1:
         raise ValueError(f"config.json opening_orders: {orders!r} is not allowed; {allowed}")
     for x in orders:
         if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= problem.max_order:

@@ -139,7 +139,7 @@ class TrainedDQN:
     def improve_opening(self, replications: int = 2000, seed: int = 0) -> None:
         """Re-choose the opening orders by rollouts of the network (rl.opening); 0 replications: keep its own.
 
-        Why after training: from an empty start under lost sales the first L states are fixed, visited once per
+        Why after training: from an empty start under lost sales the first L + 1 states are fixed, visited once per
         episode, and carry about half of the L = 3-4 gap (docs/rl.md); rollouts fix them exactly."""
         if replications <= 0:
             return

@@ -1,8 +1,9 @@
-"""Rollout improvement of the opening orders: the first L decisions from an empty start, chosen by Monte Carlo.
+"""Rollout improvement of the opening orders: the first L + 1 decisions from an empty start, chosen by Monte Carlo.
 
 Why: at L = 3-4 about half of a trained DQN's gap to the DP optimum sits in its first orders (docs/rl.md). From an
-empty start under lost sales nothing arrives before period L and nothing is on hand, so the states at t < L do not
-depend on demand: the opening is a fixed sequence of L orders, visited once per episode, a sliver of the replay,
+empty start under lost sales nothing is on hand until the first order arrives during period L, so the states at
+t <= L do not depend on demand (at t = L the pipeline holds the first L orders and the shelf is still empty): the
+opening is a fixed sequence of L + 1 orders, visited once per episode, a sliver of the replay,
 where the network's Q-differences are least accurate. Because those states are deterministic, the opening can be
 improved exactly the way rollout policy improvement works: for each opening period in turn, try every order,
 follow the trained policy afterwards, keep the order with the lowest mean cost on common random numbers
@@ -33,8 +34,8 @@ def opening_is_deterministic(problem: Problem) -> bool:
 
 
 def opening_length(problem: Problem) -> int:
-    """Periods whose state is fixed from an empty start: the first L (none when the opening is not fixed)."""
-    return min(problem.lead_time, problem.horizon) if opening_is_deterministic(problem) else 0
+    """Periods whose state is fixed from an empty start: t = 0..L (none when the opening is not fixed)."""
+    return min(problem.lead_time + 1, problem.horizon) if opening_is_deterministic(problem) else 0
 
 
 def opening_states(problem: Problem, orders: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:

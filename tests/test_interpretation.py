@@ -71,7 +71,7 @@ def test_the_dqn_explanation_names_the_opening_orders_when_they_were_rechosen(dq
     assert "empty shelf" not in agent.ask("How does it work?")  # no opening in the training summary
     dqn_result.dqn_training = {"trainer": "torch", "opening": {"applied": True, "opening": [14, 6]}}
     reply = agent.ask("How does it work?")
-    assert "first 2 days" in reply and "day 0: 14, day 1: 6" in reply and "falls below 40" in reply
+    assert "first 2 orders" in reply and "day 0: 14, day 1: 6" in reply and "falls below 40" in reply
     dqn_result.dqn_training["opening"] = {"applied": False, "reason": "backlog"}
     assert "empty shelf" not in agent.ask("How does it work?")
 

@@ -27,13 +27,21 @@ def test_the_opening_states_do_not_depend_on_demand():
     states = opening_states(p, [5, 2, 7])
     assert [int(on[0]) for on, _ in states] == [0, 0, 0]
     assert [pipe[0].tolist() for _, pipe in states] == [[0, 0, 0], [0, 0, 5], [0, 5, 2]]
+    # t = L: the first order arrives during period L, so the shelf is still empty whatever the demand was
+    from inventory import dynamics
+    on, pipe = dynamics.initial_state(p, (2,))
+    for a in (5, 2, 7):
+        st = dynamics.step(p, on, pipe, np.array([a, a]), np.array([0, 9]))
+        on, pipe = st.on_hand, st.pipeline
+    assert on.tolist() == [0, 0] and pipe.tolist() == [[5, 2, 7], [5, 2, 7]]
+    assert opening_states(p, [5, 2, 7, 4])[3][1][0].tolist() == [5, 2, 7]
 
 
 def test_a_poor_opening_is_improved_and_never_made_worse():
     p = _problem()
-    base = _base_stock(30)  # far too high: orders 12 (the cap) twice at the start
+    base = _base_stock(30)  # far too high: orders 12 (the cap) twice at the start, then up to 30
     orders, info = improve_opening(p, base, replications=400, seed=1)
-    assert info["applied"] and info["own_opening"] == [12, 12]
+    assert info["applied"] and info["own_opening"] == [12, 12, 6]  # t = 2: up to S = 30 (position 24)
     assert info["improved_cost"] < info["own_cost"]
     assert orders != info["own_opening"]
     # the search's figure holds on fresh numbers too
@@ -81,7 +89,7 @@ def test_the_opening_ships_in_the_artifacts_and_the_recommender_follows_it(tmp_p
 
     p = _problem(lead_time=3)
     t = _trained(p)
-    assert t.info["opening"]["applied"] and len(t.opening) == 3
+    assert t.info["opening"]["applied"] and len(t.opening) == 4  # t = 0..L: the shelf is empty until L's arrival
     assert t.info["opening"]["improved_cost"] <= t.info["opening"]["own_cost"]
     rec = DQNRecommender.load(t.save(tmp_path / "a"))
     assert rec.opening == t.opening
@@ -127,10 +135,10 @@ def test_bad_opening_orders_and_settings_name_the_field(tmp_path):
     p = _problem()
     out = _trained(p, opening_replications=0).save(tmp_path / "a")
     cfg = json.loads((out / "config.json").read_text())
-    for bad in ([1, 2, 3], [13], [-1], "5", [1.5]):  # too long for L = 2, above max_order 12, negative, ...
+    for bad in ([1, 2, 3, 4], [13], [-1], "5", [1.5]):  # too long for L = 2, above max_order 12, negative, ...
         cfg["opening_orders"] = bad
         (out / "config.json").write_text(json.dumps(cfg))
-        with pytest.raises(ValueError, match="opening_orders.*lead_time = 2.*0..12"):
+        with pytest.raises(ValueError, match=r"opening_orders.*lead_time \+ 1 = 3.*0..12"):
             DQNRecommender.load(out)
     for make in (DQNConfig, RLlibSettings):
         with pytest.raises(ValueError, match="opening_replications"):
