@@ -88,7 +88,7 @@ def _clearly_cheaper(trial: np.ndarray, best: np.ndarray, z: float) -> bool:
     return float(diff.mean()) < -max(z * se, 1e-9)
 
 
-def improve_opening(problem: Problem, base: Callable, replications: int = 2000, seed: int = 0,
+def improve_opening(problem: Problem, base: Callable, replications: int = 8000, seed: int = 0,
                     sweeps: int = 2, z: float = 2.0) -> tuple[list[int], dict]:
     """Opening orders improved by rollouts of `base` (a state-policy callable) on common random numbers.
 
