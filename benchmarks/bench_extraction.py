@@ -30,7 +30,7 @@ from inventory.spec import PARAMETERS  # noqa: E402
 DATA = DEFAULT_CORPUS.parent
 DEV_SETS = ("extraction_corpus.jsonl", "extraction_holdout.jsonl", "extraction_holdout_v2.jsonl")
 BLIND = Path(__file__).resolve().parent.parent / "tests" / "data"  # the blind sets, never training data
-HELDOUT_SETS = ("v9", "v8", "v7", "v6", "v5", "v4", "v3")  # v9: the next blind set (v3-v8 were scored once, then spent)
+HELDOUT_SETS = ("v9", "v10", "v8", "v7", "v6", "v5", "v4", "v3")  # v9: the next blind set, v10 the one after (v3-v8 spent)
 SHORT = {"time_horizon": "T", "demand_type": "type", "demand_distribution": "demand", "perishability": "perish",
          "state_transition_model": "trans", "holding_cost": "h", "penalty_cost": "p", "setup_cost": "K",
          "lead_time": "L", "max_inventory": "Imax", "max_order": "qmax", "risk_tolerance": "risk"}
