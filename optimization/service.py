@@ -234,6 +234,10 @@ def optimize(
         extra_pct = 0.0 if winner is best_ss else (best_ss.objective - winner.objective) / max(
             abs(winner.objective), 1e-12) * 100
     if trained is not None:
+        opening = trained.info.get("opening") or {}
+        if opening.get("applied") and opening.get("opening") != opening.get("own_opening"):
+            notes.append(f"DQN opening orders (t = 0..L, empty shelf) re-chosen by rollouts: "
+                         f"{opening.get('own_opening')} -> {opening.get('opening')}")
         dqn = next(sc for sc in scores if sc.name == "dqn")
         bs = next((sc for sc in scores if sc.name == "base_stock"), None)
         if bs is not None and dqn.objective > bs.objective:

@@ -86,8 +86,8 @@ class DQNConfig:
     eval_replications: int = 400
     patience: int = 8
     min_steps: int = 60_000  # no early stop before this many steps
-    opening_replications: int = 8_000  # paths per candidate when re-choosing the opening (0: the network's own);
-    # 8,000, not 2,000: on 2,000 the search picked openings that lost on fresh numbers (docs/rl.md)
+    opening_replications: int = 2_000  # paths per candidate when re-choosing the opening (0: the network's own);
+    # the opening found must also win on as many fresh paths (rl.opening.improve_opening)
     grad_clip: float = 10.0
     loss: str = "huber"  # "huber" | "mse"
     double_q: bool = False  # for all_actions targets (sampled targets always use double Q)
@@ -137,7 +137,7 @@ class TrainedDQN:
             return base
         return StatePolicy(fn=OpeningPolicy(self.problem, base.fn, self.opening), title=base.title)
 
-    def improve_opening(self, replications: int = 8000, seed: int = 0) -> None:
+    def improve_opening(self, replications: int = 2000, seed: int = 0) -> None:
         """Re-choose the opening orders by rollouts of the network (rl.opening); 0 replications: keep its own.
 
         Why after training: from an empty start under lost sales the first L + 1 states are fixed, visited once per

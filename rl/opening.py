@@ -27,6 +27,7 @@ from inventory.policies import StatePolicy
 from inventory.problem import Problem
 
 OPENING_SEED_OFFSET = 31_337  # search numbers apart from validation and final scoring
+CHECK_SEED_OFFSET = 61_613  # fresh numbers on which the searched opening must still beat the network's own
 
 
 def opening_is_deterministic(problem: Problem) -> bool:
@@ -88,14 +89,17 @@ def _clearly_cheaper(trial: np.ndarray, best: np.ndarray, z: float) -> bool:
     return float(diff.mean()) < -max(z * se, 1e-9)
 
 
-def improve_opening(problem: Problem, base: Callable, replications: int = 8000, seed: int = 0,
+def improve_opening(problem: Problem, base: Callable, replications: int = 2000, seed: int = 0,
                     sweeps: int = 2, z: float = 2.0) -> tuple[list[int], dict]:
     """Opening orders improved by rollouts of `base` (a state-policy callable) on common random numbers.
 
     By expected cost, the criterion the network was trained for (the Optimization Agent then scores the whole
     policy by L(pi) like every other candidate). A change is kept only when it is cheaper by more than `z` paired
-    standard errors. Returns (orders, info): info has the base policy's own opening, its mean cost and the
-    improved mean cost on the search numbers (seed + OPENING_SEED_OFFSET), so a caller can report what changed."""
+    standard errors on the search numbers, and the opening found must then beat the network's own by `z` paired
+    standard errors on fresh numbers too: the search tries a hundred or more candidates, and the best of them on
+    its own numbers is flattered by them (measured: on 2,000 and on 8,000 search paths, openings that lost up to
+    0.2 points on fresh numbers). Returns (orders, info): info has the base policy's own opening, its mean cost and
+    the improved mean cost on the search numbers (seed + OPENING_SEED_OFFSET), and the check on fresh numbers."""
     if not opening_is_deterministic(problem):
         return [], {"applied": False, "reason": "opening depends on demand (backlog, stock at start or L = 0)"}
     own: list[int] = []
@@ -118,5 +122,11 @@ def improve_opening(problem: Problem, base: Callable, replications: int = 8000, 
                     orders, best, changed = trial, cost, True
         if not changed:
             break
-    return orders, {"applied": True, "own_opening": own, "opening": orders, "search_replications": replications,
-                    "own_cost": start, "improved_cost": float(best.mean())}
+    searched = list(orders)
+    check = demand_matrix(problem, replications, seed=seed + CHECK_SEED_OFFSET)
+    kept = orders == own or _clearly_cheaper(_path_costs(problem, base, orders, check),
+                                              _path_costs(problem, base, own, check), z)
+    return (orders if kept else own), {
+        "applied": True, "own_opening": own, "opening": orders if kept else own, "searched_opening": searched,
+        "kept_after_check": kept, "search_replications": replications, "own_cost": start,
+        "improved_cost": float(best.mean()) if kept else start}

@@ -74,8 +74,8 @@ class RLlibSettings:
     eval_replications: int = 400
     patience: int = 8
     min_steps: int = 60_000  # no early stop before this many sampled steps
-    opening_replications: int = 8_000  # paths per candidate when re-choosing the opening (0: the network's own);
-    # 8,000, not 2,000: on 2,000 the search picked openings that lost on fresh numbers (docs/rl.md)
+    opening_replications: int = 2_000  # paths per candidate when re-choosing the opening (0: the network's own);
+    # the opening found must also win on as many fresh paths (rl.opening.improve_opening)
     seed: int = 0
     extra: dict = field(default_factory=dict)
 

@@ -91,6 +91,10 @@ def test_dqn_path_writes_artifacts(tmp_path):
     bs = next(s for s in res.scores if s.name == "base_stock")
     worse = dqn.objective > bs.objective
     assert worse == any("worse than base-stock" in n for n in res.notes)  # said honestly when it is
+    opening = res.dqn_training["opening"]  # the shipped opening is in the artifacts and said when it changed
+    assert cfg_json["opening_orders"] == (opening["opening"] if opening["applied"] else [])
+    assert (opening["applied"] and opening["opening"] != opening["own_opening"]) == any(
+        "re-chosen by rollouts" in n for n in res.notes)
 
 
 def test_cli_optimize(tmp_path, capsys):

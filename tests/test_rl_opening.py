@@ -42,7 +42,7 @@ def test_a_poor_opening_is_improved_and_never_made_worse():
     base = _base_stock(30)  # far too high: orders 12 (the cap) twice at the start, then up to 30
     orders, info = improve_opening(p, base, replications=400, seed=1)
     assert info["applied"] and info["own_opening"] == [12, 12, 6]  # t = 2: up to S = 30 (position 24)
-    assert info["improved_cost"] < info["own_cost"]
+    assert info["improved_cost"] < info["own_cost"] and info["kept_after_check"]  # and it held on fresh numbers
     assert orders != info["own_opening"]
     # the search's figure holds on fresh numbers too
     d = demand_matrix(p, 2000, seed=77)
