@@ -603,8 +603,12 @@ def _demand_type(sentence: str, about_demand: bool) -> str | None:
 
 # a finite shelf life longer than a day ("keeps for months", "a 10-day shelf life", "expires after 2 years"):
 # neither a one-day product nor one that never goes off, so the held-out conventions ask (nothing stored)
-_LIFE_CUE = r"(?:shelf[\s-]?life|use[\s-]?by|best[\s-]?before|expir\w*|keeps?|kept|lasts?|good for|fine for|stale|use within)"
-_FINITE_LIFE = re.compile(_LIFE_CUE + r"\s+(?:\w+\s+){0,4}?(?:(\d+(?:\.\d+)?)\s*(?:-\s*)?(day|week|month|year)s?|"
+# a life of several days is not the model's one-period perishability: asked, never stored ("we bin them after 4
+# or 5 days", "crickets die in a few days", "adhesive goes off after 12 months")
+_LIFE_CUE = (r"(?:shelf[\s-]?life|use[\s-]?by|best[\s-]?before|expir\w*|keeps?|kept|lasts?|good for|fine for|stale|use within|"
+             r"bin|bins|binned|toss\w*|chuck\w*|throw\w*|dump\w*|die|dies|wilt\w*|rot|rots|spoil\w*|go(?:es)? (?:off|bad))")
+_FINITE_LIFE = re.compile(_LIFE_CUE + r"\s+(?:\w+\s+){0,4}?(?:(\d+(?:\.\d+)?)\s*(?:(?:or|to|-)\s*\d+(?:\.\d+)?\s*)?"
+                          r"(?:-\s*)?(day|week|month|year)s?|"
                           r"(?:weeks|months|years|ages)\b)|(\d+(?:\.\d+)?)\s*-?\s*(day|week|month|year)s?[\s-]+"
                           r"(?:shelf[\s-]?life|life|expiry)")
 

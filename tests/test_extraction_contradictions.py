@@ -58,7 +58,7 @@ def test_two_numbers_for_one_field_ask_with_both_values():
 
 
 def test_perishability_contradiction_and_a_defined_field():
-    a, turns = _agent("Yes, it goes bad within a week. It never expires.")
+    a, turns = _agent("Yes, it goes bad overnight. It never expires.")  # (a life of days is asked, not a contradiction)
     assert turns[-1].action == ACTION_CLARIFY and "perishable" in turns[-1].message
     a.step("2")
     assert a.table.get("perishability") == "non_perishable"

@@ -109,6 +109,9 @@ def test_mixed_stock_out_behaviour_is_asked_never_picked(text):
     ("the cartridges are 18 each from the wholesaler", "lead_time"),
     ("the mill won't accept orders under 10 sacks", "max_order"),
     ("Can I skip the holding cost question for now?", "state_transition_model"),
+    # a life of several days is not the model's one-period perishability: asked, never stored
+    ("the live bait dies in a couple of days if unsold", "perishability"),
+    ("we toss the sandwiches after 2 days", "perishability"),
     # a pack size is not a limit or a capacity by itself
     ("bottles come in crates of 12, the cellar holds 300 bottles", "max_order"),
     ("a pallet holds 25 bikes and warehousing runs $73 a year", "max_inventory"),
