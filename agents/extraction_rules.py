@@ -810,7 +810,7 @@ def _scalar(param: str, q: Quantity, out: ParseResult) -> None:
 
 _WEEKDAY = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b")
 _ORDER_VERB = re.compile(r"\b(?:order|orders|ordered|ordering|place|put in|send (?:it|the order) in)\b")
-_ARRIVE_VERB = re.compile(r"arriv\w*|\bhere\b|shows? up|turns? up|\bcomes?\b|\bcame\b|\bget (?:it|them)\b|\blands?\b|"
+_ARRIVE_VERB = re.compile(r"arriv\w*|\bhere\b|\bbrings?\b|\bsends?\b|\bships?\b|shows? up|turns? up|\bcomes?\b|\bcame\b|\bget (?:it|them)\b|\blands?\b|"
                           r"deliver\w*|receiv\w*|\bgot\b|\bin on\b")
 
 
@@ -823,9 +823,14 @@ def _weekday_lead_time(sentence: str, context: str | None) -> int | None:
     between = sentence[first.end(): second.start()]
     ordered = _ORDER_VERB.search(sentence[: first.start()] + between) and _ARRIVE_VERB.search(between)
     linked = context == "lead_time" and re.fullmatch(r"\s*(?:-|to|till|until|through)\s*", between)
-    if not (ordered or linked):
+    # the arrival said first: "they deliver on Thursday when I order on Monday"
+    reverse = _ARRIVE_VERB.search(sentence[max(0, first.start() - 40): first.start()]) and re.search(
+        r"\b(?:when|if|after|once)\s+(?:i|we|you)\s+(?:\w+\s+)?order\w*\b", between)
+    if not (ordered or linked or reverse):
         return None
     names = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+    if reverse and not ordered:
+        first, second = second, first
     return (names.index(second.group(1)) - names.index(first.group(1))) % 7 or 7
 
 

@@ -130,11 +130,18 @@ _IDIOMS: list[tuple[str, str]] = [
      " at that hour "),  # times of day are never values ("order before 2pm", "turns up around 7 in the morning")
     (r"\b2day\b", "today"),
     # a store that "takes 40" holds 40 (a duration needs its unit: "the van takes 2 days")
-    (r"\b(tank|fridge|freezer|chiller|cooler|shelf|shelves|rack|cellar|shed|cabinet|safe|store ?room|stock ?room|"
+    (r"\b(tank|fridge|freezer|chiller|cooler|shelf|shelves|rack|racking|cellar|shed|cabinet|cupboard|cupbord|locker|"
+     r"safe|store ?room|stock ?room|"
      r"warehouse|yard|bin|cage|display case|counter)((?:,? which|,? that)? (?:only )?)takes\b(?!\s+(?:about\s+)?\d+\s*(?:days?|weeks?|hours?))",
      r"\1\2holds"),
     (r"\bb4\b", "before"),  # text-speak: "b4 i forget" (never a 4)
     (r"(?<![\d,.])(\d{1,3}),(\d{2})(?![\d,])", r"\1.\2"),  # a decimal comma: "17,50 now" is 17.50 (1,500 stays)
+    # thousands written "1 200 yen", "Rp 150 000", "Rp 150.000", "25.000 rupiah" (a dot before exactly three digits
+    # that are not followed by more digits, after a currency or before one; "0.125" and "2.5" stay decimals)
+    (r"(?:(?<=rp )|(?<=rp\. )|(?<=idr )|(?<=rp)|(?<=[$\u20ac\u00a3\u00a5\u20b9\u20b1] )|(?<=[$\u20ac\u00a3\u00a5\u20b9\u20b1]))"
+     r"([1-9]\d{0,2})[ .\u00a0\u202f](\d{3})(?![\d])", r"\1\2"),
+    (r"(?<![\d.,])([1-9]\d{0,2})[ .\u00a0\u202f](\d{3})(?=\s*(?:rupiah|rp|idr|kyat|dong|vnd|rials?|tomans?|birr|won|yen|"
+     r"pesos?|shillings?|naira|forints?|ft|kr|kronor|kroner)\b)", r"\1\2"),
     (r"\b(\d+)[\s-]+days?\s+wait\b", r"lead time \1 days"),  # "2 day wait": the delivery, not customers waiting
     (r"\b(?:a|one|\d+)\s+(?:days?|weeks?)\s+(?:quicker|faster|slower|longer|shorter|earlier|later|sooner)\b",
      " a bit different "),  # "it's a day quicker now": a difference, never a value
@@ -268,8 +275,28 @@ def _inline_list(text: str) -> str:
     return text
 
 
+def _cells(line: str) -> list[str]:
+    sep = "\t" if "\t" in line else "|"
+    return [c.strip() for c in line.strip().strip("|").split(sep)]
+
+
+def _one_row_table(text: str) -> str:
+    """A pasted table, a header and one row ("Item<TAB>Lead time (days)<TAB>Order fee" / "Ejectors<TAB>2<TAB>120"),
+    as one labelled sentence per cell ("Lead time (days) 2. Order fee 120."); markdown rules ("|---|") skipped.
+    Several data rows (one per item) stay as they are: which item's values count is asked."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not re.fullmatch(r"[\s|:-]+", ln)]
+    if len(lines) != 2 or not all(("\t" in ln or ln.count("|") >= 2) for ln in lines):
+        return text
+    head, row = _cells(lines[0]), _cells(lines[1])
+    if len(head) != len(row) or len(head) < 2 or any(re.search(r"\d", h) and not re.search(r"[a-z]", h, re.I)
+                                                      for h in head):
+        return text
+    return " ".join(f"{h} {c}." for h, c in zip(head, row, strict=True) if h and c)
+
+
 def _prepare(text: str) -> str:
     """Structure before case is lost: list markers removed, run-on sentences split, "R150" (rand) as money."""
+    text = _one_row_table(text)
     text = re.sub(r"(?<![\w$])R\s?(?=\d)", "$", text)
     text = _EMOJI.sub(" , ", text)  # "safe holds 40 💍 supplier max 15": emoji between items separate them
     text = _inline_list(text)  # first: "1) fee 18  2) lt 2 days  3) space for 500" is one list, not a lone "1)"

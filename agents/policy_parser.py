@@ -166,7 +166,9 @@ class _Found:
 _ON_HAND = re.compile(r"on[\s-]?hand|(?:only\s+)?the\s+stock\s+in\s+the\s+(?:shop|store)|on\s+the\s+shel(?:f|ves)|physical(?:ly)?\s+(?:stock|inventory|count|have|hold|in|there)|"
                       r"shelf\s+(?:stock|count)|in\s+the\s+(?:stockroom|fridge|freezer|cooler|back\s?room)|"
                       r"(?:have|left)\s+in\s+the\s+(?:store|shop)|count\s+only\s+what|only\s+what(?:'s|\s+is)\s+(?:on|in)|"
-                      r"\bcount\s+(?:in|on)\s+the\s+(?!way\b)[a-z]+")
+                      r"\bcount\s+(?:in|on)\s+the\s+(?!way\b)[a-z]+|"
+                      r"\b(?:count|only)\s+(?:at\s+)?(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:on|in)\s+the\s+(?:[\w-]+\s+)?(?:rack|shelf|shelves|"
+                      r"cupboard|cabinet|drawer|bin|safe|shop|store|room|fridge|freezer|locker|case|tank|cage|van)\b")
 _POSITION = re.compile(r"inventory[\s-]+position|on[\s-]+order|in[\s-]+transit|outstanding|pipeline|incoming|"
                        r"already[\s-]+ordered|position|on[\s-]+the[\s-]+way|en[\s-]+route|not\s+yet\s+(?:arrived|received)")
 
@@ -178,7 +180,12 @@ _TRIGGER = re.compile(
     r"|(?P<at>to|at|equal\s+to|exactly))\s+" + APPROX + NUM
     + r"(?P<orless>\s*(?:units?|items?|pieces|[a-z]+)?\s*or\s+(?:below|less|fewer|lower|under))?"
 )
-_TRIGGER_HIT = re.compile(r"(?:reaches|reached|hits?|touches|gets\s+down\s+to)\s+" + APPROX + NUM)
+_TRIGGER_HIT = re.compile(r"(?:(?<=you\s)reach|(?<=they\s)reach|(?<=we\s)reach|reaches|reached|hits?|touches|gets\s+down\s+to|(?:you'?re|you\s+are|we'?re|we\s+are|it'?s|"
+                          r"it\s+is|they'?re|they\s+are)\s+down\s+to|shows?|showing|reads?|counts?\s+(?:only\s+)?)\s+"
+                          + APPROX + NUM)
+# "only order when they're completely gone, then order 12": a reorder point of 0
+_TRIGGER_GONE = re.compile(r"(?:when|once|after|until)\s+(?:they'?re|they\s+are|it'?s|it\s+is|the\s+\w+\s+(?:is|are))\s+"
+                           r"(?:completely\s+|totally\s+|all\s+)?(?:gone|out|sold\s+out|empty|finished|used\s+up)\b")
 _REORDER_AT = re.compile(r"re-?order(?:\s+(?!at\b|around\b|near\b|about\b|when\b|if\b)[a-z-]+){0,3}?\s+(?:somewhere\s+)?"
                          r"(?:at|around|near|about)\s+" + APPROX + NUM + NOT_TIME)
 # "set the trigger at 16 units and the batch at 48"
@@ -201,13 +208,13 @@ _TRIGGER_ORLESS = re.compile(
     + r"\s*(?:units?|items?|pieces|[a-z]+)?\s+or\s+(?:fewer|less|below|lower|under)\b"
 )
 _TRIGGER_IS_ORLESS = re.compile(r"(?:\bis|\bare|\bhits?|\breaches|\bsits\s+at|\bat)\s+" + NUM
-                                + r"\s*(?:units?|items?)?\s+or\s+(?:fewer|less|below|lower|under)\b")
+                                + r"\s*(?:[a-z]+\s+)?or\s+(?:fewer|less|below|lower|under)\b")
 _TRIGGER_LEAD_LT = re.compile(r"(?:^|[:;,.(\n]\s*)(?:below|under|fewer\s+than|less\s+than)\s+" + APPROX + NUM)  # "...: below 50, order"
 _TRIGGER_NOUN_LT = re.compile(r"(?:stock|inventory|position|level|count|on[\s-]hand|pipeline|in\s+stock|in[\s-]transit|on[\s-]order|"
                               r"total|combined|together)\s+(?:is\s+|of\s+)?(?:below|under|less\s+than|"
                               r"lower\s+than|fewer\s+than)\s+" + APPROX + NUM)
-_TRIGGER_LEFT = re.compile(r"(?:have|has|with|are)\s+(?:only\s+)?" + NUM + r"\s*(?:units?|items?|[a-z]+)?\s+(?:or\s+(?:fewer|less)\s+)?left")
-_TRIGGER_SYMBOL = re.compile(r"(?:position|inventory|stock|ip|level|on[\s-]?hand|transit|on[\s-]?order|pipeline|total|\)|\bx)"
+_TRIGGER_LEFT = re.compile(r"(?:have|has|with|are)\s+(?:only\s+)?" + APPROX + NUM + r"(?:\s*(?:-|to)\s*\d+)?" + r"\s*(?:units?|items?|[a-z]+)?\s+(?:or\s+(?:fewer|less)\s+)?left")
+_TRIGGER_SYMBOL = re.compile(r"(?:position|inventory|stock|ip|level|on[\s-]?hand|transit|on[\s-]?order|pipeline|total|state|count|\)|\bx)"
                              r"\s*(?P<op><=|≤|=<|<)\s*" + NUM)
 _REORDER_POINT = re.compile(
     r"(?:re-?order(?:ing)?|trigger|minimum|min)[\s-]+(?:point|level|threshold|trigger|stock\s+level|inventory\s+level)s?"
@@ -240,9 +247,12 @@ _CAPACITY = re.compile(
     r"(?:up\s+to|to|fill(?:\s+up)?)\s+(?:the\s+|your\s+|full\s+|its\s+)*(?:full\s+)?(?:storage\s+|warehouse\s+|shelf\s+)?"
     r"(?:capacity|limit|maximum|max)\b(?!\s*(?:order|of\s+\d))"
 )
-_BASE_STOCK = re.compile(r"base[\s-]*stock(?:\s+(?:level|target|policy))?(?:\s*\(S\))?(?:\s+(?:with|policy))?"
+_BASE_STOCK = re.compile(r"base[\s-]*(?:stock|level)(?:\s+(?:level|target|policy))?(?:\s*\(S\))?(?:\s+(?:with|policy))?"
                          r"(?:\s+(?:a|an|the))?(?:\s+(?:target|level))?(?:\s+S)?" + CONNECT + APPROX + NUM)
 _KEEP_AT = re.compile(r"keep(?:ing)?\s+(?:the\s+|your\s+)?(?:inventory\s+)?position\s+at\s+" + APPROX + NUM)
+# "hold somewhere between 50 and 55 snorkel sets as your base stock"
+_HOLD_AS_BASE = re.compile(r"\b(?:hold|keep|carry)\s+" + APPROX + NUM
+                      + r"(?=(?:\s*(?:-|to|and)\s*\d+)?(?:\s+[a-z-]+){0,3}\s+as\s+(?:your|the|a)\s+base[\s-]*stock)")
 
 _QTY = [
     re.compile(r"(?:^|[^-\w])(?:re-?order(?:ing)?|orders?|ordering|purchase|buy|place\s+an\s+order\s+(?:for|of))\s+"
@@ -254,10 +264,14 @@ _QTY = [
     re.compile(r"\b" + NUM + r"[\s-]+units?[\s-]+(?:batch|lot|order)s?\b"),
     re.compile(r"(?<!max )(?<!maximum )(?<!largest )(?<!biggest )orders?\s+of\s+" + APPROX + NUM + NOT_TIME),
     re.compile(r"\bby\s+" + NUM + r"\s*(?:units?|items?|pieces)\b"),
-    re.compile(r"\b(?:put\s+)?(?:an?\s+)?order\s+(?:in\s+)?(?:(?:a|each|every|per)\s+(?:day|week|fortnight|month)\s+)?"
-               r"(?:be\s+|is\s+|should\s+be\s+)?for\s+"
+    re.compile(r"\b(?:put\s+)?(?:an?\s+)?order\s+(?:in\s+)?(?:(?:a|each|every|per|on)\s+(?:day|week|fortnight|month|monday|tuesday|"
+               r"wednesday|thursday|friday|saturday|sunday)s?\s+)?"
+               r"(?:be\s+|is\s+|should\s+be\s+)?for\s+(?:exactly\s+)?"
                + APPROX + NUM + NOT_TIME),  # "put an order in for 24", "one order a month for 900"
     re.compile(r"\border\s+the\s+full\s+" + NUM + NOT_TIME),
+    re.compile(r"\b(?:get|ring\s+(?:\w+\s+){0,2}?for|call\s+(?:\w+\s+){0,2}?for|ask\s+(?:\w+\s+){0,2}?for|bring\s+in|buy\s+in|"
+               r"deliver|delivers|send|sends)\s+(?:another\s+|exactly\s+|a\s+fresh\s+)?" + APPROX + NUM + NOT_TIME
+               + r"(?!\s*(?:or\s+(?:fewer|less|below)))"),
     re.compile(r"\b(?:eoq|economic\s+order\s+quantity)(?:\s*\(q\))?" + CONNECT + APPROX + NUM + NOT_TIME),
 ]
 _MULTIPLES = re.compile(r"multiples?\s+of\s+" + NUM)
@@ -288,19 +302,25 @@ _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?o
                             r"(?:orders?|deliveries|shipments?|at)\s+(?:at\s+|to\s+)?" + NUM + r"|(?:won't|will\s+not|doesn't|does\s+not|"
                             r"can't|cannot|don't|do\s+not)\s+(?:take|accept|ship|deliver|send|do)\s+(?:orders?\s+|more\s+than\s+)?"
                             r"(?:over|above|more\s+than|bigger\s+than|larger\s+than|beyond)?\s*" + NUM)
+_ACK_PER_LOAD = re.compile(r"\b(?:caps?|limits?)\s+(?:each\s+|every\s+|a\s+|the\s+)?(?:orders?|drops?|deliver(?:y|ies)|shipments?|"
+                           r"runs?|loads?|trips?)\s+(?:at|to)\s+" + NUM + r"|\b(?:van|truck|lorry|barge|boat|ship|courier|trailer)\b"
+                           r"\D{0,20}?\b(?:takes|carries|holds|fits)\s+(?:only\s+)?" + NUM
+                           + r"(?=\s*(?:[a-z]+\s+)?(?:a|per|each|every)\s+(?:shipment|trip|load|delivery|run|drop|order|crossing))")
 _ACK_PER_ORDER = re.compile(r"\b(?:limit|cap|max(?:imum)?|ceiling)\s+of\s+" + NUM + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an)\s+order)|"
                             r"\b(?:caps?|limits?|restricts?)\s+(?:you|us|me|them)\s+(?:at|to)\s+" + NUM
                             + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an)\s+order)")
 # a store that is capped ("with your storeroom capped at 80 cases")
-_ACK_ROOM_CAPPED = re.compile(r"\b(?:store\s?room|stock\s?room|storage|warehouse|cellar|shelf|shelves|fridge|freezer|room|space)\s+"
-                              r"(?:is\s+|being\s+)?(?:capped|limited|maxed(?:\s+out)?)\s+(?:at|to)\s+" + NUM)
+_ACK_ROOM_CAPPED = re.compile(r"\b(?:store\s?room|stock\s?room|storage|warehouse|cellar|shelf|shelves|fridge|freezer|room|space|locker|"
+                              r"cupboard|cabinet|safe|rack|tank|cage|yard|container|store)\s+"
+                              r"(?:is\s+|being\s+)?(?:capped|limited|maxed(?:\s+out)?)\s+(?:at|to)\s+" + NUM
+                              + r"|\b(?:licen[cs]e|permit|legal|fire|safety|storage)\s+(?:limit|cap|maximum)\s+(?:of|is)\s+" + NUM)
 _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
 
 
 _CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;()\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|typo|correction|"
                         r"actually|wait)\s*[-,.\u2013\u2014\u2026]*\s*)+(?:make\s+(?:that|it)|make\s+[sqr]\s*=|i\s+mean|rather|scratch\s+that,?)?\s*"
                         r"(\d+(?:\.\d+)?)(?=\s|[.,;:)]|$)", re.I)
-_ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*)?(?:\([^()\n]{0,60}\)\s*)?(?:->|\u2192|=>|\u2248|~|,?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
+_ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*){0,2}(?:\([^()\n]{0,60}\)\s*)?(?:->|\u2192|=>|\u2248|~|[,;]?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
                       r"you\s+can\s+|let's\s+)?(?:so|i\.e\.|or|rounded(?:\s+up|\s+down)?\s+to|"
                       r"round(?:ed)?\s+(?:it\s+|that\s+|this\s+)?(?:up\s+|down\s+)?to|call\s+it|say|which\s+is)\s*,?\s*"
                       r"(?:about\s+|roughly\s+)?)\s*(\d+)(?!\.?\d)", re.I)
@@ -310,6 +330,7 @@ _ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*)?(?:\([^()\n]{0,60}\)\s*)?(?:-
 # Tuesday": a role stated on both sides of the last such marker keeps only its later value (and a schedule stated
 # after it replaces the one before)
 _CORRECTION = re.compile(r"\b(?:scratch\s+that|no\s+wait|wait,?\s+no|on\s+second\s+thought|correction|let\s+me\s+correct|"
+                         r"sorry\b[^.\n]{0,50}?\b(?:should\s+be|make\s+(?:it|that)|it'?s\s+actually|use)\b|"
                          r"(?:actually|no|sorry|oops)\s*[,.;:\u2026-]+\s*(?:(?:make|let'?s|just|i\s+mean|rather|scratch|it'?s|"
                          r"that\s+should)\b)|(?:\.\.\.|\u2026)\s*(?:no|actually)\b)", re.I)
 
@@ -333,8 +354,10 @@ def _apply_meant(text: str) -> str:
 
 
 def _rounded(m: re.Match) -> str:
-    """ "24.4 -> 25", "31.6, so 32": a computed value and the whole number it was rounded to -> the latter."""
-    return m.group(2) if abs(float(m.group(1)) - int(m.group(2))) < 1 else m.group(0)
+    """ "24.4 -> 25", "31.6, so 32": a computed value and the whole number it was rounded to -> the latter (any
+    whole number when the text says "round ... to": "143.6; round it to 150 since they come in bags of 50")."""
+    said = re.search(r"round", m.group(0), re.I) and 0 < int(m.group(2)) <= 2 * float(m.group(1)) + 10
+    return m.group(2) if said or abs(float(m.group(1)) - int(m.group(2))) < 1 else m.group(0)
 
 
 def _normalise(text: str) -> str:
@@ -342,27 +365,29 @@ def _normalise(text: str) -> str:
     text = re.sub(r"\b(?:a|one)\s+dozen\b", "12", text, flags=re.I)
     text = re.sub(r"\b(\d+)\s+dozen\b", lambda m: str(12 * int(m.group(1))), replace_number_words(text), flags=re.I)
     text = text.replace("**", "").replace("`", "")
-    text = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/·]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "36 + 7.68 = 43.68"
+    text = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/·]\s*√?\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "36 + 7.68 = 43.68"
     text = _ROUNDED.sub(_rounded, text)
     text = _apply_meant(text)  # "... 80 bottles ... sorry, I meant 8 bottles, not 80" -> 8 everywhere
     text = _CORRECTED.sub(r"\1", text)  # "order 20 - no, make that 18" -> "order 18": the last value wins
     text = re.sub(r"(?<![A-Za-z])([sSQR])\*", r"\1", text)  # "s* = 3, S* = 11": the optimum's notation
-    text = re.sub(r"\b(level|point|quantity|policy)\s+for\s+[a-z' -]{1,30}?(?::|\s+(?=be\s|is\s|should\s|of\s|at\s|=))",
+    text = re.sub(r"\b(level|point|quantity|policy)\s+(?:for|from)\s+[a-z' -]{1,30}?(?::|\s+(?=be\s|is\s|should\s|of\s|at\s|=))",
                   r"\1 ", text, flags=re.I)  # "level for X: 20", "point for fan belts be set at 42"
     text = re.sub(r"\s@\s*(?=\d)", " at ", text)  # SMS: "reorder @ 9, order up 2 30"
     text = re.sub(r"\bup\s+2\s+(?=\d)", "up to ", text, flags=re.I)
     text = re.sub(r"\breorder\s+pt\b|\bROP\b", "reorder point", text, flags=re.I)
-    text = re.sub(r"\bordr\b", "order", text, flags=re.I)
+    text = re.sub(r"\b(re)?ordr\b", r"\1order", text, flags=re.I)
     text = re.sub(r"\b(order)\s+qty\b", r"\1 quantity", text, flags=re.I)
     # "Reorder point = lead-time demand + safety stock = 21": the words of a formula between the name and its value
     text = re.sub(r"((?:re-?order\s+point|order[\s-]+up[\s-]+to(?:\s+level)?|order\s+quantity)\s*=)[^=\d\n]{1,60}=\s*(?=\d)",
                   r"\1 ", text, flags=re.I)
+    text = re.sub(r"((?:re-?order\s+point|order[\s-]+up[\s-]+to(?:\s+level)?|order\s+quantity|base[\s-]+stock)\s*=)"
+                  r"(?=(?:(?!\.\s)[^=\n;])*?[+×*/·√])(?:(?!\.\s)[^=\n;]){1,80}?[=≈]\s*(?=\d)", r"\1 ", text, flags=re.I)
     text = re.sub(r"(?<![A-Za-z])([sSQR])\s*[=≈]\s*[^=≈\d\n;.\\]{1,40}[=≈→]\s*(?=\d)", r"\1 = ", text)  # "S = s + EOQ ≈ 146"
     text = re.sub(r"(?<![A-Za-z])([sSQR])\s*[≈~]\s*(?=\d)", r"\1 = ", text)  # "S ≈ 110-120"
     text = re.sub(r"\b(EOQ)\s*=\s*(?:(?!\.\s)[^\n;]){1,80}?[=≈]\s*(?=\d+(?:\.\d+)?(?:[,.;\s]|$))", r"\1 = ", text,
                   flags=re.I)  # EOQ = sqrt(..) = 122, within its own sentence
     # "s = 2 x 12 + 1.645 x 3.25 x sqrt(2) = 32": a formula (an operator in it) between the name and its value
-    text = re.sub(r"(?<![A-Za-z])([sSQR])\s*=\s*(?=[^=\n;\\]*?(?:[+×*/·]|sqrt))[^=\n;\\]{1,80}?=\s*(?=\d+(?:\.\d+)?(?:[,.;\s]|$))",
+    text = re.sub(r"(?<![A-Za-z])([sSQRr])\s*=\s*(?=[^=\n;\\]*?(?:[+×*/·√]|sqrt))[^=\n;\\]{1,80}?[=≈]\s*(?=\d+(?:\.\d+)?(?:[,.;\s]|$))",
                   r"\1 = ", text)
     t = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "14 + 25 = 39" -> "39"
     t = t.replace("\u2264", "<=").replace("**", "").replace("`", "")
@@ -371,6 +396,7 @@ def _normalise(text: str) -> str:
     t = re.sub(r"^[ \t]*\|?[ \t]*([A-Za-z][A-Za-z ()/'-]{0,40}?)[ \t]*\|[ \t]*(\d+(?:\.\d+)?)[ \t]*(?:units?[ \t]*)?\|?[ \t]*$",
                r"\1 = \2.", t, flags=re.M)
     t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)
+    t = re.sub(r"(?<![\d.,])(\d{1,3})[ \u00a0\u202f](\d{3})(?![\d,]|\.\d)", r"\1\2", t)  # "1 000" (not "order 12 150 times")
     return t
 
 
@@ -429,7 +455,7 @@ _RECOMMEND = re.compile(r"(?:recommend(?:ed|ation)?|suggest(?:ed|ion)?|go\s+with
                         r"(?:\s+is)?|i'?d\s+take)\s*(?:is\s*)?[:\-]?\s*"
                         # the label needs its marker: "option B", "(c)", or a lone "B." at the end ("a policy" is no label)
                         r"(?:(?:option|plan|policy|choice)\s+([a-e1-5])(?![\w])|\(([a-e1-5])\)|([a-e1-5])(?=\s*(?:[.!,;]|$)))", re.I)
-_RECOMMEND_AFTER = re.compile(r"\b(?:option|plan|policy|choice)\s+([a-e1-5])\s+(?:is|has|gives|looks|wins|comes)\b[^.\n]{0,60}?"
+_RECOMMEND_AFTER = re.compile(r"\b(?:option|plan|policy|choice)\s+([a-e1-5])\s+(?:is|has|had|was|gives|gave|looks|wins|won|comes|came)\b[^.\n]{0,60}?"
                               r"\b(?:best|my\s+pick|pick|cheapest|lowest|recommend\w*|winner|choice|go\s+with|prefer\w*)",
                               re.I)
 _RECOMMEND_LETTER = re.compile(r"\b(?:[Rr]ecommend(?:ed|ation)?|[Ss]uggest(?:ed|ion)?|[Gg]o\s+with|[Cc]hoose|[Pp]ick|[Pp]refer)"
@@ -524,13 +550,18 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
         stated_capacity = int(float(m.group(g)))
         x.used.add(m.start(g))
     for m in _ACK_ROOM_CAPPED.finditer(low):
-        stated_capacity = int(float(m.group(1)))
-        x.used.add(m.start(1))
+        g = 1 if m.group(1) else 2
+        stated_capacity = int(float(m.group(g)))
+        x.used.add(m.start(g))
     if capacity is None and stated_capacity is not None:
         capacity = stated_capacity
     stated_max_order = None
     for m in _ACK_MAX_ORDER.finditer(low):
         g = next(i for i in range(1, len(m.groups()) + 1) if m.group(i))
+        stated_max_order = int(float(m.group(g)))
+        x.used.add(m.start(g))
+    for m in _ACK_PER_LOAD.finditer(low):
+        g = 1 if m.group(1) else 2
         stated_max_order = int(float(m.group(g)))
         x.used.add(m.start(g))
     for m in _ACK_PER_ORDER.finditer(low):
@@ -563,6 +594,9 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     for f in x.all(_TRIGGER_HIT):
         f.strict = False
         trig.append(f)
+    gone = _TRIGGER_GONE.search(low)
+    if gone and not trig:
+        trig.append(_Found(0.0, gone.start(), strict=False))
     trig += x.all(_REORDER_AT) + x.all(_TRIGGER_AT)
     for f in x.all(_TRIGGER_BARE_LT) + x.all(_TRIGGER_NOUN_LT) + x.all(_TRIGGER_LEAD_LT):
         f.strict = True
@@ -580,7 +614,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
         upto += [f for f in [x.take(m, 2)] if f]
     trig += x.all(_REORDER_POINT) + x.all(_MIN_EQ)
 
-    bases = x.all(_BASE_STOCK) + x.all(_KEEP_AT)
+    bases = x.all(_BASE_STOCK) + x.all(_KEEP_AT) + x.all(_HOLD_AS_BASE)
     caps = x.all(_CAP)
     upto += x.all(_UPTO_NAMED) + x.all(_UPTO_LABEL) + x.all(_UPTO_VERB) + x.all(_MAX_EQ)
     upto += [f for m in _UPTO_REACH.finditer(low) for f in [x.take(m, 1 if m.group(1) else 2)] if f]

@@ -27,6 +27,12 @@ def rules_only():
     ("1) fee 22  2) lt 3 days  3) room for 400", {"setup_cost": 22, "lead_time": 3, "max_inventory": 400}),
     ("the fee is 7,25 per order", {"setup_cost": 7.25}),  # a decimal comma
     ("the chiller, which takes 60, is full most days", {"max_inventory": 60}),
+    # from writer corpora M and N: arrival said before the order day, thousands written with a space or a dot, a
+    # pasted one-row table
+    ("the courier brings it on Friday if we order on Wednesday", {"lead_time": 2}),
+    ("delivery costs Rp 75.000 each time", {"setup_cost": 75000}),
+    ("freight is 2 400 yen per order", {"setup_cost": 2400}),
+    ("Product\tLead time\tOrder fee\nBolts\t4\t$30", {"lead_time": 4, "setup_cost": 30}),
     ("max one pallet per order, a pallet is 40 sacks", {"max_order": 40}),
     ("whatever's left is dead by the next day, so we bin it", {"perishability": "perishable"}),
     # durations and currencies said the way people say them

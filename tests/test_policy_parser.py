@@ -144,6 +144,19 @@ def test_more_issue10_phrasings():
     ("Each morning top up the shelf stock (ignore deliveries on their way) to 55.", "ok", "base_stock", {"S": 55},
      "on_hand"),
     ("Order up to 60 whenever stock falls to 15 (or fewer).", "ok", "ss", {"s": 16, "S": 60}, "position"),
+    # from writer corpora M and N (first scores 62% and 66%)
+    ("When you're down to 12, ring the mill for 30 more.", "ok", "sq", {"s": 13, "Q": 30}, "position"),
+    ("Only order when they're completely gone, then order 8.", "ok", "sq", {"s": 1, "Q": 8}, "position"),
+    ("The carrier caps each load at 30 crates, but order 45 whenever you hit 10.", "infeasible", "sq",
+     {"s": 11, "Q": 45}, "position"),
+    ("Two choices: (1) s = 5, Q = 20; (2) s = 8, Q = 30. Option 2 had the lowest cost and I recommend it.", "ok",
+     "sq", {"s": 8, "Q": 30}, "position"),
+    ("EOQ works out at 57.3 tins; round it to 60 because they come in sixes. Reorder at 15.", "ok", "sq",
+     {"s": 15, "Q": 60}, "position"),
+    ("Keep somewhere between 40 and 44 helmets as your base stock.", "ok", "base_stock", {"S": 42}, "position"),
+    ("Place an order every Friday for exactly 16 crates.", "ok", "periodic", {"T": 7, "Q": 16}, "position"),
+    ("Count only the cylinders in the cage, not the ones on order. At 6 or fewer, order up to 2 000.", "ok", "ss",
+     {"s": 7, "S": 2000}, "on_hand"),
 ])
 def test_advice_classes_from_the_writer_corpora(text, status, kind, params, basis):
     p = parse_policy(text)
