@@ -141,7 +141,7 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"(?:(?<=rp )|(?<=rp\. )|(?<=idr )|(?<=rp)|(?<=[$\u20ac\u00a3\u00a5\u20b9\u20b1] )|(?<=[$\u20ac\u00a3\u00a5\u20b9\u20b1]))"
      r"([1-9]\d{0,2})[ .\u00a0\u202f](\d{3})(?![\d])", r"\1\2"),
     (r"(?<![\d.,])([1-9]\d{0,2})[ .\u00a0\u202f](\d{3})(?=\s*(?:rupiah|rp|idr|kyat|dong|vnd|rials?|tomans?|birr|won|yen|"
-     r"pesos?|shillings?|naira|forints?|ft|kr|kronor|kroner)\b)", r"\1\2"),
+     r"pesos?|shillings?|naira)\b)", r"\1\2"),
     (r"\b(\d+)[\s-]+days?\s+wait\b", r"lead time \1 days"),  # "2 day wait": the delivery, not customers waiting
     (r"\b(?:a|one|\d+)\s+(?:days?|weeks?)\s+(?:quicker|faster|slower|longer|shorter|earlier|later|sooner)\b",
      " a bit different "),  # "it's a day quicker now": a difference, never a value
