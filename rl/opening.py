@@ -89,6 +89,21 @@ def _clearly_cheaper(trial: np.ndarray, best: np.ndarray, z: float) -> bool:
     return float(diff.mean()) < -max(z * se, 1e-9)
 
 
+MAX_CANDIDATES = 41  # orders tried per opening period: all of 0..room when it fits, else a grid plus neighbours
+MAX_SIMULATIONS = 400  # simulations per search, whatever the lead time
+PATH_PERIODS = 240_000  # paths x horizon per simulation: long horizons get fewer paths (never below 200)
+
+
+def _candidates(room: int, current: int) -> list[int]:
+    """Every order 0..room when there are few; else an even grid over 0..room and the current order's neighbours,
+    so a capacity of 10,000 costs 41 simulations per period, not 10,001."""
+    if room + 1 <= MAX_CANDIDATES:
+        return list(range(room + 1))
+    grid = {int(round(x)) for x in np.linspace(0, room, MAX_CANDIDATES - 6)}
+    near = {current + d for d in (-3, -2, -1, 1, 2, 3) if 0 <= current + d <= room}
+    return sorted(grid | near)
+
+
 def improve_opening(problem: Problem, base: Callable, replications: int = 2000, seed: int = 0,
                     sweeps: int = 2, z: float = 2.0) -> tuple[list[int], dict]:
     """Opening orders improved by rollouts of `base` (a state-policy callable) on common random numbers.
@@ -107,20 +122,22 @@ def improve_opening(problem: Problem, base: Callable, replications: int = 2000, 
         on, pipe = opening_states(problem, own + [0])[t]
         raw = int(np.asarray(base(on, pipe, t)).reshape(-1)[0])
         own.append(int(dynamics.clamp(raw, _room(problem, on, pipe))))
+    replications = max(min(replications, 200), min(replications, PATH_PERIODS // max(1, problem.horizon)))
     demands = demand_matrix(problem, replications, seed=seed + OPENING_SEED_OFFSET)
     orders, best = list(own), _path_costs(problem, base, own, demands)
-    start = float(best.mean())
+    start, simulations = float(best.mean()), 1
     for _ in range(sweeps):
         changed = False
         for t in range(opening_length(problem)):
-            for a in range(_room(problem, *opening_states(problem, orders)[t]) + 1):
-                if a == orders[t]:
+            for a in _candidates(_room(problem, *opening_states(problem, orders)[t]), orders[t]):
+                if a == orders[t] or simulations >= MAX_SIMULATIONS:
                     continue
                 trial = orders[:t] + [a] + orders[t + 1:]
                 cost = _path_costs(problem, base, trial, demands)
+                simulations += 1
                 if _clearly_cheaper(cost, best, z):
                     orders, best, changed = trial, cost, True
-        if not changed:
+        if not changed or simulations >= MAX_SIMULATIONS:
             break
     searched = list(orders)
     check = demand_matrix(problem, replications, seed=seed + CHECK_SEED_OFFSET)
@@ -128,5 +145,6 @@ def improve_opening(problem: Problem, base: Callable, replications: int = 2000, 
                                               _path_costs(problem, base, own, check), z)
     return (orders if kept else own), {
         "applied": True, "own_opening": own, "opening": orders if kept else own, "searched_opening": searched,
-        "kept_after_check": kept, "search_replications": replications, "own_cost": start,
+        "kept_after_check": kept, "search_replications": replications, "simulations": simulations,
+        "budget_used_up": simulations >= MAX_SIMULATIONS, "own_cost": start,
         "improved_cost": float(best.mean()) if kept else start}

@@ -155,3 +155,23 @@ def test_a_saving_within_the_search_noise_does_not_replace_the_networks_order():
     noisy = best + rng.normal(-0.5, 30.0, size=best.size)  # 0.5 cheaper on average, SE 0.67: noise
     assert not _clearly_cheaper(noisy, best, 2.0)
     assert _clearly_cheaper(noisy, best, 0.0)  # what the rule without the guard would have taken
+
+
+def test_the_search_stays_bounded_for_huge_capacities_and_long_leads(monkeypatch):
+    import rl.opening as op
+
+    calls = []
+    real = op._path_costs
+    monkeypatch.setattr(op, "_path_costs", lambda *a: calls.append(a[3].shape) or real(*a))
+    p = _problem(lead_time=2, horizon=30, max_inventory=100_000, max_order=10_000)
+    orders, info = improve_opening(p, _base_stock(40), replications=50, seed=0)
+    assert info["applied"] and len(orders) == 3 and all(0 <= a <= 10_000 for a in orders)
+    assert len(calls) <= 2 * 3 * op.MAX_CANDIDATES + 3  # not 2 sweeps x 3 periods x 10,001 orders
+    assert op._candidates(10_000, 5_000)[:3] == [0, 294, 588] and 4_999 in op._candidates(10_000, 5_000)
+    long_lead = _problem(lead_time=25, horizon=60, max_inventory=600, max_order=60)
+    orders, info = improve_opening(long_lead, _base_stock(150), replications=40, seed=0)
+    assert len(orders) == 26 and info["simulations"] <= op.MAX_SIMULATIONS
+    calls.clear()
+    long_horizon = _problem(lead_time=1, horizon=1000, max_order=6)
+    orders, info = improve_opening(long_horizon, _base_stock(12), replications=2000, seed=0)
+    assert info["search_replications"] == 240 and calls[0][0] == 240  # 240,000 path-periods / 1,000 periods
