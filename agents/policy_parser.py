@@ -528,6 +528,15 @@ _SYMBOL_IS = (r"\s*(?:=|:|\s(?:comes?|came|works?|worked)\s+(?:out\s+)?(?:at|to)
               r"\s*(?:about\s+|around\s+|roughly\s+)?")
 
 
+def _last_stated(x: _Extractor, pattern: re.Pattern, before: int | None) -> int | None:
+    """The last limit `pattern` finds (its first matched group), its number marked as used; else `before`."""
+    for m in pattern.finditer(x.low):
+        g = next(i for i in range(1, len(m.groups()) + 1) if m.group(i))
+        before = int(float(m.group(g)))
+        x.used.add(m.start(g))
+    return before
+
+
 def parse_policy(text: str, capacity: int | None = None, max_order: int | None = None) -> ParsedPolicy:
     """Parse one advice text; `capacity` resolves "order up to capacity" and checks feasibility."""
     text = text or ""
@@ -549,25 +558,12 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
             continue  # "order up to the capacity of 80": an order-up-to level, not only a remark
         stated_capacity = int(float(m.group(g)))
         x.used.add(m.start(g))
-    for m in _ACK_ROOM_CAPPED.finditer(low):
-        g = 1 if m.group(1) else 2
-        stated_capacity = int(float(m.group(g)))
-        x.used.add(m.start(g))
+    stated_capacity = _last_stated(x, _ACK_ROOM_CAPPED, stated_capacity)
     if capacity is None and stated_capacity is not None:
         capacity = stated_capacity
     stated_max_order = None
-    for m in _ACK_MAX_ORDER.finditer(low):
-        g = next(i for i in range(1, len(m.groups()) + 1) if m.group(i))
-        stated_max_order = int(float(m.group(g)))
-        x.used.add(m.start(g))
-    for m in _ACK_PER_LOAD.finditer(low):
-        g = 1 if m.group(1) else 2
-        stated_max_order = int(float(m.group(g)))
-        x.used.add(m.start(g))
-    for m in _ACK_PER_ORDER.finditer(low):
-        g = 1 if m.group(1) else 2
-        stated_max_order = int(float(m.group(g)))
-        x.used.add(m.start(g))
+    for pattern in (_ACK_MAX_ORDER, _ACK_PER_LOAD, _ACK_PER_ORDER):
+        stated_max_order = _last_stated(x, pattern, stated_max_order)
 
     # -- notation (case-sensitive: s vs S) -------------------------------------------------------------------------
     trig: list[_Found] = []

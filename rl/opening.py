@@ -5,10 +5,11 @@ empty start under lost sales nothing is on hand until the first order arrives du
 t <= L do not depend on demand (at t = L the pipeline holds the first L orders and the shelf is still empty): the
 opening is a fixed sequence of L + 1 orders, visited once per episode, a sliver of the replay,
 where the network's Q-differences are least accurate. Because those states are deterministic, the opening can be
-improved exactly the way rollout policy improvement works: for each opening period in turn, try every order,
-follow the trained policy afterwards, keep the order with the lowest mean cost on common random numbers
-(coordinate descent, a few sweeps). The result is never worse than the network's own opening on the search
-numbers (its own opening is one of the candidates).
+improved the way rollout policy improvement works: for each opening period in turn, try the feasible orders (all of
+them, or a grid plus neighbours when there are many), follow the trained policy afterwards, and take an order
+only when its mean cost on common random numbers is lower by more than 2 paired standard errors (coordinate
+descent, two sweeps, a bounded number of simulations). The search starts from the network's own opening, and the
+opening found ships only if it also beats the network's own on fresh numbers; otherwise the network's own ships.
 
 Only where the opening is deterministic (initial inventory 0, lost sales, L >= 1); elsewhere `improve_opening`
 returns an empty opening and `OpeningPolicy` is the base policy unchanged.
