@@ -63,6 +63,9 @@ class OrderRequest(BaseModel):
 class MessageRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    # a client's own id for this message, kept when it retries: a retry of a message that was already applied (its
+    # replica saved the session, then died before answering) gets the saved answer instead of a second copy
+    message_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:-]{1,100}$")
 
 
 def finite(obj):
@@ -236,10 +239,14 @@ class ConsultantAPI:
         if row is None:
             return JSONResponse(error_body(f"session_id: unknown session {sid[:40]!r}", param="session_id"),
                                 status_code=404)
+        if req.message_id is not None and row.state.get("last_message_id") == req.message_id:
+            return {"session_id": sid, "reply": row.state.get("last_reply", ""), **row.state}  # applied already
         try:
             blob, reply, state = await self.isolator.run(_message_task, row.blob, req.message)
         except Refused as exc:
             return _refusal(exc)
+        if req.message_id is not None:
+            state = {**state, "last_message_id": req.message_id, "last_reply": reply}
         saved = await asyncio.to_thread(self.store.save, sid, row.version, blob, state)
         if not saved:
             return JSONResponse(error_body("session_id: the session was changed by another request; reload it "

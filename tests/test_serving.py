@@ -153,6 +153,25 @@ def test_bad_bodies_are_4xx_naming_the_field(base):
     assert r.status_code == 400
 
 
+def test_a_retried_message_with_its_id_is_applied_once(base):
+    # a replica can save the session and die before it answers; the client's retry then carries the same id
+    sid = httpx.post(f"{base}/consultant/v1/sessions", timeout=60).json()["session_id"]
+    url = f"{base}/consultant/v1/sessions/{sid}/messages"
+    first = httpx.post(url, json={"message": "We sell about 8 bikes a day.", "message_id": "m-1"}, timeout=120).json()
+    again = httpx.post(url, json={"message": "We sell about 8 bikes a day.", "message_id": "m-1"}, timeout=120).json()
+    assert again["reply"] == first["reply"] and again["transcript"] == first["transcript"]
+    users = [t for role, t in httpx.get(f"{base}/consultant/v1/sessions/{sid}", timeout=60).json()["transcript"]
+             if role == "user"]
+    assert users.count("We sell about 8 bikes a day.") == 1
+    # a new id is a new message, even with the same words; a malformed id is a 400 naming the field
+    httpx.post(url, json={"message": "We sell about 8 bikes a day.", "message_id": "m-2"}, timeout=120)
+    users = [t for role, t in httpx.get(f"{base}/consultant/v1/sessions/{sid}", timeout=60).json()["transcript"]
+             if role == "user"]
+    assert users.count("We sell about 8 bikes a day.") == 2
+    r = httpx.post(url, json={"message": "hi", "message_id": "no spaces/allowed"}, timeout=60)
+    assert r.status_code == 400 and "message_id" in r.text
+
+
 def test_no_file_access_from_request_data(base):
     for path in ("/etc/passwd", "/etc/shadow", "/dev/zero", "/nonexistent/x.csv"):
         r = httpx.post(f"{base}/consultant/v1/solve", timeout=30,

@@ -111,10 +111,11 @@ def test_replica_killed_under_load_loses_no_session(tmp_path):
         failures: list[int] = []
 
         def talk(sid: str) -> None:
-            for msg in FACTS:
-                for _attempt in range(5):  # a client retries a failed request, as the web page's user would
+            for i, msg in enumerate(FACTS):
+                for _attempt in range(5):  # a client retries a failed request, with the same message id
                     try:
-                        r = httpx.post(f"{base}/v1/sessions/{sid}/messages", json={"message": msg}, timeout=60)
+                        r = httpx.post(f"{base}/v1/sessions/{sid}/messages",
+                                       json={"message": msg, "message_id": f"{sid}-{i}"}, timeout=60)
                     except httpx.HTTPError:
                         failures.append(-1)
                         time.sleep(0.5)

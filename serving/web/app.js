@@ -168,7 +168,10 @@ $("send-form").addEventListener("submit", async (ev) => {
   $("send").disabled = true;
   $("status").textContent = "";
   try {
-    const s = await call("POST", `v1/sessions/${sessionId}/messages`, { message: text });
+    // an id of its own, so that a retried send is applied once (the server answers a repeat from the session)
+    const messageId = (crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + "-" + Math.random())
+      .replace(/[^A-Za-z0-9_.:-]/g, "");
+    const s = await call("POST", `v1/sessions/${sessionId}/messages`, { message: text, message_id: messageId });
     addMessage("assistant", s.reply);
     render(s);
   } catch (e) {
