@@ -53,10 +53,17 @@ from ray.rllib.utils.metrics import (  # noqa: E402
 
 from inventory.kernel_torch import tensor_dynamics, tensor_policies
 from inventory.problem import Problem
-from rl.counterfactual import all_action_loss, counterfactual_transitions
+from rl.counterfactual import (
+    all_action_loss,
+    counterfactual_transitions,
+    demand_support,
+    expected_all_action_loss,
+    expected_transitions,
+)
 from rl.features import Normalisation, decode
 
-TARGETS = ("all_actions", "sampled")
+TARGETS = ("all_actions", "expected", "sampled")
+COUNTERFACTUAL_TARGETS = ("all_actions", "expected")  # the Learner builds the next states itself
 ASKOPT_KEY = "askopt"  # model_config entry with what the module needs to mask and anchor exploration
 
 
@@ -206,19 +213,28 @@ class CounterfactualDQNLearner(DQNTorchLearner):
     def build(self) -> None:
         super().build()
         self._problem, self._norm = env_problem(self.config.env_config)
+        self._support = demand_support(self._problem)  # demand values and probabilities for "expected"
 
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
-        if getattr(config, "targets", "all_actions") != "all_actions":
+        targets = getattr(config, "targets", "all_actions")
+        if targets not in COUNTERFACTUAL_TARGETS:
             return super().compute_loss_for_module(module_id=module_id, config=config, batch=batch,
                                                    fwd_out=fwd_out)
-        cf = counterfactual_transitions(self._problem, self._norm, _np(batch["on_hand"]), _np(batch["pipeline"]),
-                                        _np(batch["t"]), _np(batch["demand"]))
+        state = (_np(batch["on_hand"]), _np(batch["pipeline"]), _np(batch["t"]))
+        if targets == "expected":  # every order under every demand value: B x K x A next states
+            cf = expected_transitions(self._problem, self._norm, *state, self._support)
+        else:  # every order under the replayed demand: B x A next states
+            cf = counterfactual_transitions(self._problem, self._norm, *state, _np(batch["demand"]))
         module = self.module[module_id].unwrapped()
         with torch.no_grad():
             q_next_target = module.forward_target({Columns.OBS: cf.next_obs})[QF_PREDS]
             q_next_online = module.compute_q_values({Columns.OBS: cf.next_obs})[QF_PREDS] if config.double_q else None
         q = fwd_out[QF_PREDS]
-        loss = all_action_loss(q, cf, q_next_target, config.gamma, config.cf_loss, q_next_online)
+        if targets == "expected":
+            loss = expected_all_action_loss(q, cf, self._support[1], q_next_target, config.gamma, config.cf_loss,
+                                            q_next_online)
+        else:
+            loss = all_action_loss(q, cf, q_next_target, config.gamma, config.cf_loss, q_next_online)
         self.metrics.log_dict({QF_LOSS_KEY: loss.detach(), QF_MEAN_KEY: q.detach().mean()}, key=module_id, window=1)
         return loss
 
@@ -277,7 +293,7 @@ class CounterfactualDQN(DQN):
         problem, norm = env_problem(self.config.env_config)
         cap = int(self.config.replay_buffer_config.get("capacity", 100_000))
         self._replay = TransitionReplay(cap, problem, norm, seed=int(self.config.seed or 0))
-        self._replay.include_next_obs = self.config.targets != "all_actions"
+        self._replay.include_next_obs = self.config.targets not in COUNTERFACTUAL_TARGETS
         self._owed_updates = 0.0
 
     def _create_local_replay_buffer_if_necessary(self, config):  # the flat replay replaces it

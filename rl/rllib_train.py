@@ -48,7 +48,10 @@ class RLlibSettings:
     torch trainer's hyper-parameters; `RLlibSettings.textbook()` is RLlib's stock DQN as measured before."""
 
     algorithm: str = "counterfactual"  # "counterfactual" (all-action Learner) | "dqn" (RLlib's DQN, unchanged)
-    targets: str = "all_actions"  # counterfactual algorithm: "all_actions" | "sampled" (RLlib's 1-step loss)
+    # counterfactual algorithm: "all_actions" (one replayed demand) | "expected" (exact expectation over the demand
+    # law, `expected_batch_size` states per update, same updates per sampled step) | "sampled" (RLlib's 1-step loss)
+    targets: str = "all_actions"
+    expected_batch_size: int = 32
     exploration: str = "base_stock"  # counterfactual module: "base_stock" (anchored noise) | "uniform"
     total_steps: int = 200_000
     time_budget_s: float | None = 60.0
@@ -82,8 +85,11 @@ class RLlibSettings:
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm: {self.algorithm!r} is not allowed; allowed: {', '.join(ALGORITHMS)}")
-        if self.targets not in ("all_actions", "sampled"):
-            raise ValueError(f"targets: {self.targets!r} is not allowed; allowed: all_actions, sampled")
+        if self.targets not in ("all_actions", "expected", "sampled"):
+            raise ValueError(f"targets: {self.targets!r} is not allowed; allowed: all_actions, expected, sampled")
+        if not (isinstance(self.expected_batch_size, int) and self.expected_batch_size >= 1):
+            raise ValueError(f"expected_batch_size: {self.expected_batch_size!r} is not allowed; must be a whole "
+                             "number >= 1")
         if self.exploration not in ("base_stock", "uniform"):
             raise ValueError(f"exploration: {self.exploration!r} is not allowed; allowed: base_stock, uniform")
         if not (isinstance(self.opening_replications, int) and self.opening_replications >= 0):
@@ -112,6 +118,10 @@ def rllib_config(problem: Problem, s: RLlibSettings | None = None, norm: Normali
     model_config = {"fcnet_hiddens": list(s.hidden), "fcnet_activation": s.activation, "head_fcnet_hiddens": []}
     env_config = {"problem": problem.to_dict(), "normalisation": norm.as_dict(), "eval_replications": s.eval_replications}
     replay = {"type": "EpisodeReplayBuffer", "capacity": s.buffer_capacity}  # (the counterfactual's flat replay)
+    batch, intensity = s.train_batch_size, s.training_intensity
+    if s.algorithm == "counterfactual" and s.targets == "expected":  # fewer states, each carrying K demands
+        batch = s.expected_batch_size
+        intensity = None if intensity is None else intensity * batch / s.train_batch_size  # same updates per step
     if s.algorithm == "counterfactual":
         from rl.rllib_counterfactual import CounterfactualDQNConfig, exploration_settings
 
@@ -130,7 +140,7 @@ def rllib_config(problem: Problem, s: RLlibSettings | None = None, norm: Normali
         .training(
             lr=s.lr if s.lr_final is None else [[0, s.lr], [max(1, s.total_steps), s.lr_final]],
             gamma=s.gamma,
-            train_batch_size_per_learner=s.train_batch_size,
+            train_batch_size_per_learner=batch,
             n_step=s.n_step,
             double_q=s.double_q,
             dueling=False,
@@ -139,7 +149,7 @@ def rllib_config(problem: Problem, s: RLlibSettings | None = None, norm: Normali
             num_steps_sampled_before_learning_starts=s.learning_starts,
             epsilon=[(0, 1.0), (eps_steps, s.eps_final)],
             replay_buffer_config=replay,
-            training_intensity=s.training_intensity,
+            training_intensity=intensity,
             **s.extra,
         )
         .rl_module(model_config=model_config)

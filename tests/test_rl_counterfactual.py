@@ -172,6 +172,17 @@ def test_rllib_learner_loss_is_the_torch_trainers(algo):
     with torch.no_grad():
         ref = all_action_loss(net(batch["obs"]), cf, target(cf.next_obs), 1.0, "huber")
     assert float(rllib_loss) == pytest.approx(float(ref), rel=1e-5)
+    # the "expected" targets: the same Learner averages over the demand law, as the torch trainer's option does
+    expected = a.config.copy(copy_frozen=False).counterfactual(targets="expected")
+    with torch.no_grad():
+        rllib_expected = learner.compute_loss_for_module(module_id=DEFAULT_MODULE_ID, config=expected, batch=batch,
+                                                         fwd_out=fwd)
+    support = demand_support(p)
+    cf_e = expected_transitions(p, norm, batch["on_hand"], batch["pipeline"], batch["t"], support)
+    with torch.no_grad():
+        ref_e = expected_all_action_loss(net(batch["obs"]), cf_e, support[1], target(cf_e.next_obs), 1.0, "huber")
+    assert float(rllib_expected) == pytest.approx(float(ref_e), rel=1e-5)
+    assert float(rllib_expected) != pytest.approx(float(rllib_loss), rel=1e-3)  # a different target, not a copy
 
 
 @pytest.mark.slow  # the `algo` fixture trains RLlib for 10k steps: 30-61 s measured
@@ -212,3 +223,18 @@ def test_vector_env_for_rllib_autoresets_on_the_next_step():
     assert np.allclose(obs[:, -1], 1.0)  # the terminal observation (t = T)
     obs, reward, term, _, info = env.step(np.zeros(4, np.int64))  # NEXT_STEP: the new episodes' first obs
     assert (reward == 0).all() and not term.any() and info == {} and np.allclose(obs[:, -1], 0.0)
+
+
+def test_expected_targets_setting_keeps_updates_per_step_and_names_bad_values():
+    """targets="expected" trains on fewer states (each with K demands) at the same updates per sampled step."""
+    from rl.rllib_train import RLlibSettings, rllib_config
+
+    base = rllib_config(_p(), RLlibSettings(), base_stock_level=6)
+    cfg = rllib_config(_p(), RLlibSettings(targets="expected"), base_stock_level=6)
+    assert cfg.targets == "expected" and cfg.train_batch_size_per_learner == 32
+    per_step = lambda c: c.training_intensity / c.train_batch_size_per_learner  # noqa: E731  updates per env step
+    assert per_step(cfg) == pytest.approx(per_step(base)) and base.train_batch_size_per_learner == 256
+    with pytest.raises(ValueError, match="targets.*allowed: all_actions, expected, sampled"):
+        RLlibSettings(targets="mean")
+    with pytest.raises(ValueError, match="expected_batch_size"):
+        RLlibSettings(targets="expected", expected_batch_size=0)
