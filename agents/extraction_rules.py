@@ -149,7 +149,7 @@ _SETUP_SUFFIX = re.compile(r"^\s*(?:\w+\s+){0,4}?(?P<cue>(?:per|each|every|an?|f
                            r"consignment|van)\b|flat\b|fixed\b|"
                            r"regardless|no matter|each time|every time|in (?:shipping|paperwork|admin))")
 _COST_WORD = re.compile(r"\bcosts?\b|\bfees?\b|\bcharges?\b|\bprice|penalt|\bpay|\bspend|\bfreight\b|\btransport\b|"
-                        r"\bpostage\b|\bcarriage\b|\bcst\b|"
+                        r"\bpostage\b|\bcarriage\b|\bcourier\b|\bcst\b|"
                         r"\b(?:holding|set[\s-]?up|shortage|stock[\s-]?out)\s*(?:is|=|:|of)\s")
 # a rate charged while a customer waits: the backlog penalty, never a demand rate
 _WAIT_COST_CUE = re.compile(r"\bwait\w*|\blate\b|\bback[\s-]?order\w*|\bgoodwill\b|\bcredit\b|\bknock\b|\bdiscount\w*|"
@@ -305,14 +305,25 @@ def _nearest(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], pa
         else:
             continue
         score = dist + 40 * _boundaries(sentence, q.start if start >= q.end else end, start if start >= q.end else q.start)
-        if score < best_score:
-            best, best_score = param, score
+        if score < best_score or (score == best_score and best is not None and param != best
+                                  and _support(sentence, q, anchors, param) > _support(sentence, q, anchors, best)):
+            best, best_score = param, score  # one phrase naming two fields ("per order"): the one the clause names too
     return best
+
+
+def _support(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], param: str) -> int:
+    """How many phrases in the number's clause name `param` ("courier 12 per order": the courier is a fee)."""
+    clause = _clause(sentence, q)
+    lo = sentence.find(clause)
+    return sum(1 for start, end, p in anchors if p == param and lo <= start and end <= lo + len(clause))
 
 
 _CORRECTION_GAP = re.compile(r"^\s*(?:[a-z]+\s*)?[,.;:\-\u2013\u2014\u2026]*\s*(?:(?:no|sorry|oops|actually|correction|wait|hang on|"
                              r"hold on|i mean|i meant|make (?:it|that)|or rather|rather|scratch that|my bad|typo)\b"
-                             r"[\s,.;:\-\u2013\u2014\u2026!]*){1,3}(?:it's|its|it is|more like|really|about|to)?\s*$")
+                             r"[\s,.;:\-\u2013\u2014\u2026!]*){1,3}"
+                             # "no, fuel price went up, now 45,000", "wait, that was last year, now 950": a short reason
+                             r"(?:[a-z' ,]{1,40}?[,.;:\-\u2013\u2014\u2026]+\s*(?:it's\s+|its\s+|it is\s+)?(?:now|these days|this year)\b\s*)?"
+                             r"(?:it's|its|it is|more like|really|about|to)?\s*$")
 
 
 def _corrects(sentence: str, last: tuple[str, Quantity] | None, q: Quantity) -> str | None:
@@ -665,7 +676,10 @@ _LOST_LABEL = re.compile(r"\b(?:lost|missed)[\s_-]?(?:sales?|units?|portions?|ma
                          r"\bin lost (?:margin|profit|revenue)|\blost (?:margin|profit|revenue)\b")
 # one group waits, another goes ("the regulars wait but walk-ins leave", "either wait or go elsewhere")
 _CONTRAST = re.compile(r"\b(?:but|while|whereas|either|or)\b")
-_MY_WAIT = re.compile(r"\b(?:we|i|we're|i'm|we are|i am)\s+(?:\w+\s+)?(?:never|not|always|often)?\s*(?:waiting|wait)\b")
+_MY_WAIT = re.compile(r"\b(?:we|i|we're|i'm|we are|i am)\s+(?:\w+\s+)?(?:never|not|always|often)?\s*(?:waiting|wait)\b|"
+                      # "800... wait, no, 950", "8, wait sorry 10": the speaker correcting a number, not customers
+                      r"(?:^\s*|[\d.,;!?\u2026]\s*)wait\b(?=\s*[,.!\u2026\-]|\s+(?:no|non|sorry|actually|a sec\w*|a minute|"
+                      r"a moment|hang on|i mean)\b)")
 
 
 def _transition(sentence: str, has_money: bool, context: str | None) -> str | None:
@@ -916,6 +930,7 @@ class _Seen:
     asking: bool = False  # the current sentence is a question the manager asks
     container_sizes: dict[str, float] = field(default_factory=dict)  # "30 units to a pallet"
     container_numbers: set[tuple[int, int]] = field(default_factory=set)  # (sentence, position) of those sizes
+    last: tuple[str, Quantity] | None = None  # the field and number read last, for "800... Wait, no, 950."
 
     def corrected(self, name: str, pos: int) -> bool:
         """A correction cue between the field's earlier value and this position."""
@@ -1102,6 +1117,10 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             continue  # "we've been open for 12 years" is the shop's history
         param, how = _assign_how(sentence, q, anchors, context)
         corrects = _corrects(sentence, last, q)
+        if corrects is None and last is None and seen.last is not None and seen.last[1].kind in (q.kind, "bare") \
+                and q.kind in ("bare", seen.last[1].kind) and seen.last[0] != "demand_distribution" \
+                and _CORRECTION_GAP.match(sentence[: q.start]) and not re.match(r"^\s*[a-z]+\s*$", sentence[: q.start]):
+            corrects = seen.last[0]  # the sentence opens with a correction of the number the last one ended on
         if corrects is not None:
             param, how = corrects, "anchor"  # the number right after "sorry," / "no wait," replaces the one before
             seen.corrections.append((seen.sentence, q.start - 1))
@@ -1128,7 +1147,7 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             if param not in out.values and param not in out.conflicts:
                 out.ambiguous[param] = trial.ambiguous[param]
             continue
-        last = (param, q)
+        last = seen.last = (param, q)
         if _offer(param, trial.values[param], how, q.start, out, seen):
             out.notes.extend(trial.notes)
             if param == "penalty_cost":

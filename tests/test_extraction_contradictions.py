@@ -76,6 +76,32 @@ def test_correction_inside_one_message_takes_the_later_value():
     assert r.values == {"state_transition_model": "lost_sale"} and not r.conflicts
 
 
+@pytest.mark.parametrize("text, expected", [
+    # a short reason between the cue and the new figure
+    ("The delivery charge was 30 pounds, no, they put it up, now 35 pounds a delivery.", {"setup_cost": 35}),
+    ("Horizon 60 days. Wait, no, the season got longer, now 75 days.", {"time_horizon": 75}),
+    # the correction opens the next sentence
+    ("The fee per shipment is $12... Sorry, $14.", {"setup_cost": 14}),
+    ("Lead time is 4 days. Oops, 5.", {"lead_time": 5}),
+])
+def test_correction_with_a_reason_or_in_the_next_sentence_replaces_the_number(text, expected):
+    r = parse_utterance(text)
+    assert {k: r.values[k] for k in expected} == expected and not r.conflicts
+    assert "state_transition_model" not in r.values  # "wait" here is the speaker's, not customers waiting
+
+
+def test_a_new_sentence_with_its_own_field_is_not_a_correction():
+    r = parse_utterance("Lead time is 4 days. Holding is 2 a day.")
+    assert r.values["lead_time"] == 4 and r.values["holding_cost"] == 2
+    r = parse_utterance("If we're out they wait. The fee is 20 per order.")
+    assert r.values["state_transition_model"] == "backlog" and r.values["setup_cost"] == 20
+
+
+def test_a_courier_figure_per_order_is_its_fee():
+    assert parse_utterance("courier 9 per order, 3 day wait").values["setup_cost"] == 9
+    assert parse_utterance("the van brings 40 per order").values["max_order"] == 40
+
+
 def test_same_figure_said_twice_is_not_a_contradiction():
     assert not parse_utterance("We plan about 3 months, so 90 days.").conflicts
     r = parse_utterance("The holding cost is $1 per unit per month, so about 3 cents a day.")
