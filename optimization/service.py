@@ -111,7 +111,7 @@ class OptimizationResult:
             return DQNRecommender.load(self.artifacts_dir)
         if self.trained_dqn is not None:
             t = self.trained_dqn
-            return DQNRecommender.from_network(t.net, t.problem, t.norm)
+            return DQNRecommender.from_network(t.net, t.problem, t.norm, opening=t.opening, residual=t.residual)
         return None
 
     def score(self, name: str) -> PolicyScore | None:
@@ -238,6 +238,10 @@ def optimize(
         if opening.get("applied") and opening.get("opening") != opening.get("own_opening"):
             notes.append(f"DQN opening orders (t = 0..L, empty shelf) re-chosen by rollouts: "
                          f"{opening.get('own_opening')} -> {opening.get('opening')}")
+        if trained.residual is not None:
+            from rl.residual import describe_residual
+
+            notes.append(f"DQN orders offset after the opening (found by rollouts): {describe_residual(trained.residual)}")
         dqn = next(sc for sc in scores if sc.name == "dqn")
         bs = next((sc for sc in scores if sc.name == "base_stock"), None)
         if bs is not None and dqn.objective > bs.objective:

@@ -21,8 +21,8 @@ from inventory.policies import StatePolicy
 from inventory.problem import Problem
 from rl.features import Normalisation, obs_dim
 from rl.network import QNetwork
-from rl.opening import OpeningPolicy
 from rl.policy import GreedyQ, q_state_policy
+from rl.residual import Residual, shipped_policy
 
 FORMAT = "askopt-dqn/1"
 CONFIG_FILE = "config.json"
@@ -38,18 +38,19 @@ class RecommendationInputError(ValueError):
 
 
 def save_artifacts(out_dir: Path, net: QNetwork, problem: Problem, norm: Normalisation,
-                   training: dict | None = None, opening: list[int] | None = None) -> Path:
+                   training: dict | None = None, opening: list[int] | None = None,
+                   residual: Residual | None = None) -> Path:
     """Write config.json and dqn_weights.pth; returns the directory."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    config = artifact_config(net, problem, norm, training, opening)
+    config = artifact_config(net, problem, norm, training, opening, residual)
     (out / CONFIG_FILE).write_text(json.dumps(config, indent=2, default=_json_default))
     torch.save({k: v.detach().cpu().clone() for k, v in net.state_dict().items()}, out / WEIGHTS_FILE)
     return out
 
 
 def artifact_config(net: QNetwork, problem: Problem, norm: Normalisation, training: dict | None = None,
-                    opening: list[int] | None = None) -> dict:
+                    opening: list[int] | None = None, residual: Residual | None = None) -> dict:
     """The config.json content."""
     L = problem.lead_time
     return {
@@ -67,6 +68,8 @@ def artifact_config(net: QNetwork, problem: Problem, norm: Normalisation, traini
         "action_masking": "orders above min(max_order, max_inventory - inventory_position) are masked",
         # the first L + 1 orders from the empty start, re-chosen by rollouts (rl.opening); used only in those states
         "opening_orders": [int(a) for a in (opening or [])],
+        # order offsets after the opening, by inventory position and in the last periods (rl.residual); null: none
+        "residual": residual.as_dict() if residual is not None else None,
         "problem": problem.to_dict(),
         "training": training or {},
     }
@@ -88,7 +91,9 @@ class DQNRecommender:
         self.norm = Normalisation.from_dict(config["normalisation"])
         self._greedy = GreedyQ(self.net, self.norm, self.problem)
         self.opening = _opening_orders(config.get("opening_orders", []), self.problem)  # absent before it existed
-        self._policy = OpeningPolicy(self.problem, self._greedy, self.opening)
+        residual = config.get("residual")  # absent or null before offsets existed / when none were found
+        self.residual = None if residual is None else Residual.from_dict(residual, self.problem)
+        self._policy = shipped_policy(self.problem, self._greedy, self.opening, self.residual)
 
     @classmethod
     def load(cls, artifacts_dir) -> DQNRecommender:
@@ -107,9 +112,9 @@ class DQNRecommender:
 
     @classmethod
     def from_network(cls, net: QNetwork, problem: Problem, norm: Normalisation,
-                     opening: list[int] | None = None) -> DQNRecommender:
+                     opening: list[int] | None = None, residual: Residual | None = None) -> DQNRecommender:
         """In memory, without files (same behaviour as loading the artifacts written from this network)."""
-        config = artifact_config(net, problem, norm, opening=opening)
+        config = artifact_config(net, problem, norm, opening=opening, residual=residual)
         return cls(json.loads(json.dumps(config, default=_json_default)), net)
 
     @property
@@ -117,8 +122,9 @@ class DQNRecommender:
         return int(self.config["lead_time"])
 
     def state_policy(self, title: str = "DQN (greedy)") -> StatePolicy:
-        """The shipped policy: the greedy network, with the opening orders in the opening's own states."""
-        if not self.opening:
+        """The shipped policy: the greedy network, with the opening orders in the opening's own states and the
+        order offsets after it (when training found any)."""
+        if not self.opening and self.residual is None:
             return q_state_policy(self.net, self.norm, self.problem, title)
         return StatePolicy(fn=self._policy, title=title)
 
@@ -131,7 +137,7 @@ class DQNRecommender:
         on_hand, t, pipe = self._validate(current_inventory, current_time_step, pipeline_orders)
         on, pipeline = np.array([on_hand]), np.array([pipe], dtype=np.int64).reshape(1, -1)
         q = self._greedy.q_values(on, pipeline, t)[0]
-        action = int(self._policy(on, pipeline, t)[0])  # the network's masked argmax, or the opening's order
+        action = int(self._policy(on, pipeline, t)[0])  # the network's masked argmax, the opening's, or offset
         return {"recommended_order": action, "q_value": float(q[action])}
 
     def expected_cost_to_go(self, current_inventory, current_time_step, pipeline_orders=(),

@@ -50,8 +50,9 @@ from rl.counterfactual import (
 from rl.early_stop import Patience
 from rl.features import Normalisation, default_normalisation, obs_dim, order_room
 from rl.network import QNetwork, masked_argmax
-from rl.opening import OpeningPolicy, improve_opening
+from rl.opening import improve_opening, opening_length
 from rl.policy import q_state_policy
+from rl.residual import Residual, improve_residual, shipped_policy
 from rl.vec_env import VectorInventoryEnv
 
 VALIDATION_SEED_OFFSET = 104_729
@@ -88,6 +89,7 @@ class DQNConfig:
     min_steps: int = 60_000  # no early stop before this many steps
     opening_replications: int = 2_000  # paths per candidate when re-choosing the opening (0: the network's own);
     # the opening found must also win on as many fresh paths (rl.opening.improve_opening)
+    residual_replications: int = 2_000  # paths per candidate for the order offsets after it (0: none; rl.residual)
     grad_clip: float = 10.0
     loss: str = "huber"  # "huber" | "mse"
     double_q: bool = False  # for all_actions targets (sampled targets always use double Q)
@@ -109,6 +111,9 @@ class DQNConfig:
         if not (isinstance(self.opening_replications, int) and self.opening_replications >= 0):
             raise ValueError(f"opening_replications: {self.opening_replications!r} is not allowed; "
                              "must be a whole number >= 0 (0: keep the network's own opening)")
+        if not (isinstance(self.residual_replications, int) and self.residual_replications >= 0):
+            raise ValueError(f"residual_replications: {self.residual_replications!r} is not allowed; "
+                             "must be a whole number >= 0 (0: no order offsets)")
         if not 0 < self.gamma <= 1:
             raise ValueError(f"gamma: {self.gamma!r} is not allowed; must be in (0, 1]")
 
@@ -125,17 +130,18 @@ class TrainedDQN:
     info: dict = field(default_factory=dict)
 
     opening: list[int] = field(default_factory=list)  # first orders from the empty start (rl.opening)
+    residual: Residual | None = None  # order offsets after the opening (rl.residual)
 
     def network_policy(self) -> StatePolicy:
         """The greedy network alone (what training validates)."""
         return q_state_policy(self.net, self.norm, self.problem)
 
     def state_policy(self) -> StatePolicy:
-        """What ships: the greedy network, with the rollout-improved opening orders where there are some."""
+        """What ships: the greedy network, with the rollout-improved opening orders and offsets where found."""
         base = self.network_policy()
-        if not self.opening:
+        if not self.opening and self.residual is None:
             return base
-        return StatePolicy(fn=OpeningPolicy(self.problem, base.fn, self.opening), title=base.title)
+        return StatePolicy(fn=shipped_policy(self.problem, base.fn, self.opening, self.residual), title=base.title)
 
     def improve_opening(self, replications: int = 2000, seed: int = 0) -> None:
         """Re-choose the opening orders by rollouts of the network (rl.opening); 0 replications: keep its own.
@@ -149,12 +155,23 @@ class TrainedDQN:
         self.opening = list(orders)
         self.info["opening"] = {**info, "seconds": round(time.perf_counter() - t0, 2)}
 
+    def improve_residual(self, replications: int = 2000, seed: int = 0) -> None:
+        """Order offsets after the opening by rollouts of the network with its opening (rl.residual); 0
+        replications: none. Call after `improve_opening`: the offsets correct the policy that ships with it."""
+        if replications <= 0:
+            return
+        t0 = time.perf_counter()
+        base = shipped_policy(self.problem, self.network_policy().fn, self.opening, None)
+        self.residual, info = improve_residual(self.problem, base, opening_length(self.problem),
+                                               replications=replications, seed=seed)
+        self.info["residual"] = {**info, "seconds": round(time.perf_counter() - t0, 2)}
+
     def summary(self) -> dict:
         return {"trainer": self.trainer, **self.info}
 
     def save(self, out_dir: Path) -> Path:
         return save_artifacts(out_dir, self.net, self.problem, self.norm, training=self.summary(),
-                              opening=self.opening)
+                              opening=self.opening, residual=self.residual)
 
 
 class _Replay:
@@ -332,6 +349,7 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
     }
     trained = TrainedDQN(problem, net.eval(), norm, "torch", history, info)
     trained.improve_opening(cfg.opening_replications, cfg.seed)
+    trained.improve_residual(cfg.residual_replications, cfg.seed)
     return trained
 
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from inventory import dynamics
-from inventory.montecarlo import demand_matrix, simulate
-from inventory.policies import StatePolicy
+from inventory.montecarlo import demand_matrix
 from inventory.problem import Problem
+from rl.crn_search import clearly_cheaper, path_costs, search_replications
 
 OPENING_SEED_OFFSET = 31_337  # search numbers apart from validation and final scoring
 CHECK_SEED_OFFSET = 61_613  # fresh numbers on which the searched opening must still beat the network's own
@@ -78,21 +78,11 @@ def _room(problem: Problem, on_hand: np.ndarray, pipeline: np.ndarray) -> int:
 
 
 def _path_costs(problem: Problem, base: Callable, orders: list[int], demands: np.ndarray) -> np.ndarray:
-    policy = StatePolicy(fn=OpeningPolicy(problem, base, orders), title="opening")
-    return simulate(problem, policy, demands, detailed=False).cost[0]
-
-
-def _clearly_cheaper(trial: np.ndarray, best: np.ndarray, z: float) -> bool:
-    """Paired on common random numbers: the mean saving exceeds z standard errors of the path differences, so a
-    saving that is only the search numbers' noise does not replace the network's order."""
-    diff = trial - best
-    se = float(diff.std(ddof=1)) / np.sqrt(diff.size)
-    return float(diff.mean()) < -max(z * se, 1e-9)
+    return path_costs(problem, OpeningPolicy(problem, base, orders), demands)
 
 
 MAX_CANDIDATES = 41  # orders tried per opening period: all of 0..room when it fits, else a grid plus neighbours
 MAX_SIMULATIONS = 400  # simulations per search, whatever the lead time
-PATH_PERIODS = 240_000  # paths x horizon per simulation: long horizons get fewer paths (never below 200)
 
 
 def _candidates(room: int, current: int) -> list[int]:
@@ -123,7 +113,7 @@ def improve_opening(problem: Problem, base: Callable, replications: int = 2000, 
         on, pipe = opening_states(problem, own + [0])[t]
         raw = int(np.asarray(base(on, pipe, t)).reshape(-1)[0])
         own.append(int(dynamics.clamp(raw, _room(problem, on, pipe))))
-    replications = max(min(replications, 200), min(replications, PATH_PERIODS // max(1, problem.horizon)))
+    replications = search_replications(problem, replications)
     demands = demand_matrix(problem, replications, seed=seed + OPENING_SEED_OFFSET)
     orders, best = list(own), _path_costs(problem, base, own, demands)
     start, simulations = float(best.mean()), 1
@@ -136,13 +126,13 @@ def improve_opening(problem: Problem, base: Callable, replications: int = 2000, 
                 trial = orders[:t] + [a] + orders[t + 1:]
                 cost = _path_costs(problem, base, trial, demands)
                 simulations += 1
-                if _clearly_cheaper(cost, best, z):
+                if clearly_cheaper(cost, best, z):
                     orders, best, changed = trial, cost, True
         if not changed or simulations >= MAX_SIMULATIONS:
             break
     searched = list(orders)
     check = demand_matrix(problem, replications, seed=seed + CHECK_SEED_OFFSET)
-    kept = orders == own or _clearly_cheaper(_path_costs(problem, base, orders, check),
+    kept = orders == own or clearly_cheaper(_path_costs(problem, base, orders, check),
                                               _path_costs(problem, base, own, check), z)
     return (orders if kept else own), {
         "applied": True, "own_opening": own, "opening": orders if kept else own, "searched_opening": searched,

@@ -79,6 +79,7 @@ class RLlibSettings:
     min_steps: int = 60_000  # no early stop before this many sampled steps
     opening_replications: int = 2_000  # paths per candidate when re-choosing the opening (0: the network's own);
     # the opening found must also win on as many fresh paths (rl.opening.improve_opening)
+    residual_replications: int = 2_000  # paths per candidate for the order offsets after it (0: none; rl.residual)
     seed: int = 0
     extra: dict = field(default_factory=dict)
 
@@ -95,6 +96,9 @@ class RLlibSettings:
         if not (isinstance(self.opening_replications, int) and self.opening_replications >= 0):
             raise ValueError(f"opening_replications: {self.opening_replications!r} is not allowed; "
                              "must be a whole number >= 0 (0: keep the network's own opening)")
+        if not (isinstance(self.residual_replications, int) and self.residual_replications >= 0):
+            raise ValueError(f"residual_replications: {self.residual_replications!r} is not allowed; "
+                             "must be a whole number >= 0 (0: no order offsets)")
 
     @classmethod
     def textbook(cls, **kw) -> RLlibSettings:
@@ -293,6 +297,7 @@ def train_rllib_dqn(problem: Problem, steps: int = 200_000, seed: int = 0, progr
             "settings": settings_dict(s)}
     trained = TrainedDQN(problem, best_net, norm, trainer_name(s), history, info)
     trained.improve_opening(s.opening_replications, s.seed)
+    trained.improve_residual(s.residual_replications, s.seed)
     return trained
 
 
@@ -478,7 +483,7 @@ def tune_per_instance(problems, settings: RLlibSettings | None = None, out_dir=N
         for o in outcomes:
             if o.error is not None or o.net is None:
                 raise RuntimeError(f"problems[{o.name!r}]: the Tune trial failed: {o.error}")
-        trained = _with_openings({o.name: o.trained() for o in outcomes}, s)
+        trained = _with_improvements({o.name: o.trained() for o in outcomes}, s)
     finally:
         if started:
             ray.shutdown()
@@ -488,19 +493,21 @@ def tune_per_instance(problems, settings: RLlibSettings | None = None, out_dir=N
     return trained
 
 
-def _open_one(t: TrainedDQN, replications: int, seed: int) -> TrainedDQN:
+def _improve_one(t: TrainedDQN, s: RLlibSettings) -> TrainedDQN:
     torch.set_num_threads(1)  # one task = one CPU, as a trial
-    t.improve_opening(replications, seed)
+    t.improve_opening(s.opening_replications, s.seed)
+    t.improve_residual(s.residual_replications, s.seed)
     return t
 
 
-def _with_openings(trained: dict[str, TrainedDQN], s: RLlibSettings) -> dict[str, TrainedDQN]:
-    """Each instance's opening re-chosen by rollouts (`TrainedDQN.improve_opening`), as Ray tasks of 1 CPU each:
-    seconds per instance, fanned out like the trials so that eight instances do not queue in the driver."""
+def _with_improvements(trained: dict[str, TrainedDQN], s: RLlibSettings) -> dict[str, TrainedDQN]:
+    """Each instance's opening and order offsets found by rollouts (`TrainedDQN.improve_opening`,
+    `improve_residual`), as Ray tasks of 1 CPU each: seconds per instance, fanned out like the trials so that
+    eight instances do not queue in the driver."""
     import ray
 
-    if s.opening_replications <= 0:
+    if s.opening_replications <= 0 and s.residual_replications <= 0:
         return trained
-    task = ray.remote(num_cpus=1)(_open_one)
-    refs = {name: task.remote(t, s.opening_replications, s.seed) for name, t in trained.items()}
+    task = ray.remote(num_cpus=1)(_improve_one)
+    refs = {name: task.remote(t, s) for name, t in trained.items()}
     return {name: ray.get(ref) for name, ref in refs.items()}

@@ -146,7 +146,7 @@ def test_bad_opening_orders_and_settings_name_the_field(tmp_path):
 
 
 def test_a_saving_within_the_search_noise_does_not_replace_the_networks_order():
-    from rl.opening import _clearly_cheaper
+    from rl.crn_search import clearly_cheaper as _clearly_cheaper
 
     rng = np.random.default_rng(0)
     best = rng.normal(500.0, 40.0, size=2000)
