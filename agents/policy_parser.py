@@ -55,9 +55,9 @@ STATUSES = ("ok", "unparseable", "infeasible")
 KINDS = ("ss", "sq", "rq", "base_stock", "constant", "periodic")
 
 NUM = r"(\d+(?:\.\d+)?)"
-APPROX = r"(?:(?:about|around|approximately|roughly|some|somewhere|between|in\s+the|within|~|≈)\s*){0,3}"
+APPROX = r"(?:(?:about|around|approximately|roughly|some|somewhere|anywhere|between|in\s+the|within|~|≈)\s*){0,3}"
 NOT_TIME = r"(?!\s*(?:-|–|to)?\s*(?:days?|weeks?|months?|hours?|times?|%|percent|dollars|cents|am\b|pm\b))"
-CONNECT = r"(?:\s*(?:of|at|is|=|:|to|works\s+out\s+(?:to|at)|comes?\s+(?:out\s+)?(?:to|at)|came\s+out\s+(?:to|at)|should\s+be|be|set\s+at|set\s+to|around|about|approximately|equal\s+to|->|→|would\s+be|will\s+be|roughly|~|level|point|\(s\)|\(r\)|\(S\)|\(Q\)))*\s*"
+CONNECT = r"(?:\s*(?:of|at|is|=|:|to|works\s+out\s+(?:to|at)|comes?\s+(?:out\s+)?(?:to|at)|came\s+out\s+(?:to|at)|should\s+be|be|set\s+at|set\s+to|(?:may|can|could|will|would|should)\s+be(?:\s+(?:fixed|set|kept|held))?(?:\s+(?:at|to))?|fixed\s+at|around|about|approximately|equal\s+to|->|→|would\s+be|will\s+be|roughly|~|level|point|\(s\)|\(r\)|\(S\)|\(Q\)))*\s*"
 
 
 @dataclass
@@ -167,10 +167,12 @@ _ON_HAND = re.compile(r"on[\s-]?hand|(?:only\s+)?the\s+stock\s+in\s+the\s+(?:sho
                       r"shelf\s+(?:stock|count)|in\s+the\s+(?:stockroom|fridge|freezer|cooler|back\s?room)|"
                       r"(?:have|left)\s+in\s+the\s+(?:store|shop)|count\s+only\s+what|only\s+what(?:'s|\s+is)\s+(?:on|in)|"
                       r"\bcount\s+(?:in|on)\s+the\s+(?!way\b)[a-z]+|"
-                      r"\b(?:count|only)\s+(?:at\s+)?(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:on|in)\s+the\s+(?:[\w-]+\s+)?(?:rack|shelf|shelves|"
-                      r"cupboard|cabinet|drawer|bin|safe|shop|store|room|fridge|freezer|locker|case|tank|cage|van)\b")
+                      r"\b(?:count|counting|only)\s+(?:at\s+)?(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:on|in)\s+the\s+(?:[\w-]+\s+)?(?:rack|shelf|shelves|"
+                      r"cupboard|cabinet|drawer|bin|safe|shop|store|room|fridge|freezer|locker|case|tank|cage|van|warehouse|godown|"
+                      r"storeroom|stockroom|shed|depot|yard|cellar|pantry)\b|\bcount\s+alone\b")
 _POSITION = re.compile(r"inventory[\s-]+position|on[\s-]+order|in[\s-]+transit|outstanding|pipeline|incoming|"
-                       r"already[\s-]+ordered|position|on[\s-]+the[\s-]+way|en[\s-]+route|not\s+yet\s+(?:arrived|received)")
+                       r"already[\s-]+ordered|position|on[\s-]+the[\s-]+way|en[\s-]+route|not\s+yet\s+(?:arrived|received)|"
+                       r"already\s+(?:on\s+(?:the|a)\s+(?:bus|truck|boat|ship|lorry|van|road|plane)|shipped|dispatched|sent|in\s+the\s+post)")
 
 _VERB = (r"(?:falls?|fallen|falling|drops?|dropped|dropping|goes|go|gets?|is|are|'re|reaches|reach|reached|hits?|declines?"
          r"|dips?|sinks?|runs?\s+down|comes?\s+down|down|sits|stands|stays|remains|arriv(?:es|ing|ed))")
@@ -184,10 +186,11 @@ _TRIGGER_HIT = re.compile(r"(?:(?<=you\s)reach|(?<=they\s)reach|(?<=we\s)reach|r
                           r"it\s+is|they'?re|they\s+are)\s+down\s+to|shows?|showing|reads?|counts?\s+(?:only\s+)?)\s+"
                           + APPROX + NUM)
 # "only order when they're completely gone, then order 12": a reorder point of 0
-_TRIGGER_GONE = re.compile(r"(?:when|once|after|until)\s+(?:they'?re|they\s+are|it'?s|it\s+is|the\s+\w+\s+(?:is|are))\s+"
-                           r"(?:completely\s+|totally\s+|all\s+)?(?:gone|out|sold\s+out|empty|finished|used\s+up)\b")
+_TRIGGER_GONE = re.compile(r"(?:when|once|after|until)\s+(?:they'?re|they\s+are|it'?s|it\s+is|the\s+\w+\s+(?:is|are)|you'?re|you\s+are|"
+                           r"we'?re|we\s+are)\s+(?:completely\s+|totally\s+|all\s+|fully\s+)?(?:gone|out|sold\s+out|empty|finished|"
+                           r"used\s+up)\b|(?:when|once|after|until)\s+(?:you|we)\s+(?:have|has)\s+nothing\s+(?:left|in\s+stock)")
 _REORDER_AT = re.compile(r"re-?order(?:\s+(?!at\b|around\b|near\b|about\b|when\b|if\b)[a-z-]+){0,3}?\s+(?:somewhere\s+)?"
-                         r"(?:at|around|near|about)\s+" + APPROX + NUM + NOT_TIME)
+                         r"(?:at|around|near|about|between)\s+" + APPROX + NUM + NOT_TIME)
 # "set the trigger at 16 units and the batch at 48"
 _TRIGGER_AT = re.compile(r"\btrigger(?:\s+(?:point|level))?\s+(?:at|of|to|=|:)\s*" + APPROX + NUM)
 _BATCH_AT = re.compile(r"\b(?:batch|lot)(?:\s+size)?\s+(?:at|of|to|=|:)\s*" + APPROX + NUM)
@@ -204,8 +207,9 @@ _TRIGGER_BARE_LT = re.compile(r"(?:if|when|whenever|once|while|as\s+soon\s+as)\s
                               r"we\s+are\s+|you\s+are\s+|stock\s+is\s+|inventory\s+is\s+|there\s+are\s+)?(?:below|under|"
                               r"less\s+than|fewer\s+than)\s+" + APPROX + NUM)
 _TRIGGER_ORLESS = re.compile(
-    r"(?:inventory|stock|position|level|on[\s-]?hand|you\s+have|we\s+have|there\s+are|down\s+to|only)\D{0,30}?" + r"\b" + NUM
-    + r"\s*(?:units?|items?|pieces|[a-z]+)?\s+or\s+(?:fewer|less|below|lower|under)\b"
+    r"(?:inventory|stock|position|level|on[\s-]?hand|you\s+have|we\s+have|there\s+are|down\s+to|only|you\s+see|you\s+count|"
+    r"you\s+find)\D{0,30}?" + r"\b" + NUM
+    + r"\s*(?:(?:units?|items?|pieces|[a-z]+)\s+){0,3}?or\s+(?:fewer|less|below|lower|under)\b"
 )
 _TRIGGER_IS_ORLESS = re.compile(r"(?:\bis|\bare|\bhits?|\breaches|\bsits\s+at|\bat)\s+" + NUM
                                 + r"\s*(?:[a-z]+\s+)?or\s+(?:fewer|less|below|lower|under)\b")
@@ -213,7 +217,10 @@ _TRIGGER_LEAD_LT = re.compile(r"(?:^|[:;,.(\n]\s*)(?:below|under|fewer\s+than|le
 _TRIGGER_NOUN_LT = re.compile(r"(?:stock|inventory|position|level|count|on[\s-]hand|pipeline|in\s+stock|in[\s-]transit|on[\s-]order|"
                               r"total|combined|together)\s+(?:is\s+|of\s+)?(?:below|under|less\s+than|"
                               r"lower\s+than|fewer\s+than)\s+" + APPROX + NUM)
-_TRIGGER_LEFT = re.compile(r"(?:have|has|with|are)\s+(?:only\s+)?" + APPROX + NUM + r"(?:\s*(?:-|to)\s*\d+)?" + r"\s*(?:units?|items?|[a-z]+)?\s+(?:or\s+(?:fewer|less)\s+)?left")
+_TRIGGER_LEFT = re.compile(r"(?:have|has|with|are|'re)\s+(?:only\s+)?" + APPROX + NUM + r"(?:\s*(?:-|to)\s*\d+)?" + r"\s*(?:units?|items?|[a-z]+)?\s+(?:or\s+(?:fewer|less)\s+)?left")
+# "reorder when the stock is around 12-15": a trigger said with an approximate level
+_TRIGGER_IS_ABOUT = re.compile(r"\b(?:when|once|whenever|if)\b[^.;\n]{0,40}?\b(?:stock|inventory|level|count|position)\s+(?:is|are|gets|reaches|"
+                               r"sits)\s+(?:at\s+)?(?:around|about|roughly|approximately|near)\s+" + APPROX + NUM)
 _TRIGGER_SYMBOL = re.compile(r"(?:position|inventory|stock|ip|level|on[\s-]?hand|transit|on[\s-]?order|pipeline|total|state|count|\)|\bx)"
                              r"\s*(?P<op><=|≤|=<|<)\s*" + NUM)
 _REORDER_POINT = re.compile(
@@ -239,8 +246,11 @@ _UPTO_NAMED = re.compile(
     r"(?:\s*\(S\))?" + CONNECT + APPROX + NUM
 )
 # "order enough that on-hand and on-order together reach 26", "reorder @ 9, up to 30"
-_UPTO_REACH = re.compile(r"\border\s+enough\b[^.;\n]{0,60}?\b(?:reach|get\s+to|hit|make)\s+" + APPROX + NUM
-                         + r"|(?:^|[,;]\s*)up\s+to\s+" + NUM + NOT_TIME)
+_UPTO_REACH = re.compile(r"\b(?:order|buy|get|bring\s+in)\s+enough\b[^.;\n]{0,60}?\b(?:reach|reaches|get\s+to|hit|make|have|has|hold|holds)\s+"
+                         + APPROX + NUM + r"|(?:^|[,;]\s*)up\s+to\s+" + NUM + NOT_TIME
+                         # "order until you have 60 again"
+                         + r"|\b(?:order|buy|restock|refill)\w*\s+until\s+(?:you|we|it|the\s+\w+)\s+(?:have|has|hold|holds|reach|reaches|"
+                         r"get\s+(?:back\s+)?to|are\s+at|is\s+at|are\s+back\s+at)\s+(?:again\s+)?" + APPROX + NUM)
 _UPTO_LABEL = re.compile(r"order[\s-]+up[\s-]+to(?:\s+level)?(?:\s*\(s\))?\s*(?:[:=]|of|is)\s*" + APPROX + NUM)
 _MAX_EQ = re.compile(r"\bmax(?:imum)?(?:\s*[=:]|\s+(?:at|of|to|is))\s*" + NUM + r"(?!\s*(?:units?\s+)?(?:per|each|a)\s+order)")
 _CAPACITY = re.compile(
@@ -249,7 +259,11 @@ _CAPACITY = re.compile(
 )
 _BASE_STOCK = re.compile(r"base[\s-]*(?:stock|level)(?:\s+(?:level|target|policy))?(?:\s*\(S\))?(?:\s+(?:with|policy))?"
                          r"(?:\s+(?:a|an|the))?(?:\s+(?:target|level))?(?:\s+S)?" + CONNECT + APPROX + NUM)
-_KEEP_AT = re.compile(r"keep(?:ing)?\s+(?:the\s+|your\s+)?(?:inventory\s+)?position\s+at\s+" + APPROX + NUM)
+_KEEP_AT = re.compile(r"keep(?:ing)?\s+(?:the\s+|your\s+)?(?:inventory\s+)?position\s+at\s+" + APPROX + NUM
+                      # "keep the kefir between 130 and 140 bottles - every morning order up to that level"
+                      + r"|\bkeep\s+(?:the\s+|your\s+)?(?!re-?order|trigger|safety|min)[a-z-]+(?:\s+[a-z-]+){0,3}?\s+(?:somewhere\s+|"
+                      r"anywhere\s+)?(?:between|at|around|about)\s+" + APPROX + NUM
+                      + r"(?=[^.;\n]*?\bup\s+to\s+(?:that|this|it\b|the\s+same))")
 # "hold somewhere between 50 and 55 snorkel sets as your base stock"
 _HOLD_AS_BASE = re.compile(r"\b(?:hold|keep|carry)\s+" + APPROX + NUM
                       + r"(?=(?:\s*(?:-|to|and)\s*\d+)?(?:\s+[a-z-]+){0,3}\s+as\s+(?:your|the|a)\s+base[\s-]*stock)")
@@ -259,7 +273,7 @@ _QTY = [
                r"(?:a\s+(?:fixed\s+)?(?:batch|lot|quantity|amount)\s+of\s+|exactly\s+|a\s+fixed\s+|another\s+|in\s+)?"
                + APPROX + NUM + NOT_TIME + r"(?!\s*(?:or\s+(?:fewer|less|below)))"),
     re.compile(r"(?:order|batch|lot|reorder|replenishment|purchase)[\s-]+(?:quantity|size|amount)(?:\s*\(q\))?" + CONNECT + APPROX + NUM),
-    re.compile(r"(?:batch(?:es)?|lots?|cases?|pallets?|shipments?)\s+of\s+" + APPROX + NUM),
+    re.compile(r"(?:batch(?:es)?|lots?|cases?|pallets?|shipments?|runs?)\s+of\s+" + APPROX + NUM),
     re.compile(NUM + r"(?:\s+(?!or\b|and\b)[a-z]+){0,3}?\s+(?:at\s+a\s+time|per\s+order|each\s+time|every\s+time|per\s+replenishment)"),
     re.compile(r"\b" + NUM + r"[\s-]+units?[\s-]+(?:batch|lot|order)s?\b"),
     re.compile(r"(?<!max )(?<!maximum )(?<!largest )(?<!biggest )orders?\s+of\s+" + APPROX + NUM + NOT_TIME),
@@ -273,6 +287,9 @@ _QTY = [
                r"deliver|delivers|send|sends)\s+(?:another\s+|exactly\s+|a\s+fresh\s+)?" + APPROX + NUM + NOT_TIME
                + r"(?!\s*(?:or\s+(?:fewer|less|below)))"),
     re.compile(r"\b(?:eoq|economic\s+order\s+quantity)(?:\s*\(q\))?" + CONNECT + APPROX + NUM + NOT_TIME),
+    re.compile(r"\bqty\b\s*(?:[:=]|of|is)?\s*" + APPROX + NUM + NOT_TIME),  # "reorder pt 15, qty 40"
+    re.compile(r"(?:^|\n)[ \t]*[-*\u2022]?[ \t]*order[ \t]*[:=][ \t]*" + APPROX + NUM + NOT_TIME),  # "- Order: 100 bolts"
+    re.compile(r"\banother\s+" + APPROX + NUM + NOT_TIME + r"(?!\s*(?:or\s+(?:fewer|less|below)))"),  # "mill another 60"
 ]
 _MULTIPLES = re.compile(r"multiples?\s+of\s+" + NUM)
 _CAP = re.compile(
@@ -289,10 +306,14 @@ _EVERY_WEEKS = re.compile(r"\bevery\s+(\d+)\s+weeks\b")
 _WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10, "fourteen": 14}
 _RANGE_HIGH = re.compile(r"\s*(?:-|–|—|to|or)\s*\$?(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|%))")
 # a capacity the advice itself states ("your storage capacity is 80 units", "with room for 80")
-_ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|(?:holds?|takes?|fits?|accommodates?)(?!\s+(?:to|it|a\s+while|time|longer|\d+\s*(?:days?|weeks?|hours?)))\s+(?:at\s+most|up\s+to|only)?|"
+_ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|(?:holds?|takes?|fits?|accommodates?)(?!\s+(?:to|it|a\s+while|time|longer|(?:only\s+)?multiples|\d+\s*(?:days?|weeks?|hours?)))\s+(?:at\s+most|up\s+to|only)?|"
                            r"(?:can|could)\s+(?:only\s+)?(?:store|hold|fit|keep|take))\D{0,25}?"
-                           r"(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|hours?|months?|years?|minutes?|%|percent|dollars|cents)\b)(?=\s*(?:[a-z]+\s*)?(?:\.|,|;|\)|$|\s-|\u2013|\u2014|and\b|but\b|so\b|with\b|in\b|at\b|max\b|tops\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
-                           r"(?:storage\s+)?capacity")
+                           r"(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|hours?|months?|years?|minutes?|%|percent|dollars|cents)\b)(?=\s*(?:[a-z]+\s*){0,2}(?:\.|,|;|\)|$|\s-|\u2013|\u2014|and\b|but\b|so\b|with\b|in\b|at\b|max\b|tops\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
+                           r"(?:storage\s+)?capacity|"
+                           # "your 90-case shed": a store named by how many it holds
+                           r"\b(\d+)-(?!(?:foot|feet|ft|metre|meter|m|sq|square|litre|liter|l|gallon|tonne|ton|kg|cubic|year|day|week|hour|"
+                           r"minute|door|seat|person|man)\b)[a-z]+\s+(?:shed|store\s?room|stock\s?room|warehouse|fridge|freezer|cooler|"
+                           r"cellar|godown|shelf|rack|cupboard|cabinet|locker|tank|room|space)\b")
 # an order limit the advice itself states ("the supplier's maximum order is 40 units")
 _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?order(?:\s+(?:size|quantity))?(?:\s+(?:is|of|=|:|at))+\s*"
                             + NUM + r"|(?:supplier|vendor|wholesaler|truck|van)\D{0,30}?(?:caps?|limits?)\s+(?:each\s+|every\s+)?"
@@ -307,6 +328,11 @@ _ACK_PER_LOAD = re.compile(r"\b(?:caps?|limits?)\s+(?:each\s+|every\s+|a\s+|the\
                            r"\D{0,20}?\b(?:takes|carries|holds|fits)\s+(?:only\s+)?" + NUM
                            + r"(?=\s*(?:[a-z]+\s+)?(?:a|per|each|every)\s+(?:shipment|trip|load|delivery|run|drop|order|crossing))")
 _ACK_PER_ORDER = re.compile(r"\b(?:limit|cap|max(?:imum)?|ceiling)\s+of\s+" + NUM + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an)\s+order)|"
+                            # "sells at most 1,000 m per order", "will not take more than one parcel of 100 per order"
+                            r"\b(?:(?!orders\b|buys\b)[a-z]{2,}s\s+at\s+most\s+|"  # "the mill grinds at most 2 000 kg per run"
+                            r"(?:will\s+not|won't|does\s+not|doesn't|do\s+not|don't|cannot|can't)\s+(?:take|accept|sell|ship|deliver|do|"
+                            r"make|send|carry|bake|produce)\s+more\s+than\s+(?:[a-z]+\s+){0,3}?)" + NUM
+                            + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an|in\s+one)\s+(?:order|run|batch|delivery|trip|load|shipment))|"
                             r"\b(?:caps?|limits?|restricts?)\s+(?:you|us|me|them)\s+(?:at|to)\s+" + NUM
                             + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an)\s+order)")
 # a store that is capped ("with your storeroom capped at 80 cases")
@@ -323,13 +349,14 @@ _CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;()\u2013\u2014
 _ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*){0,2}(?:\([^()\n]{0,60}\)\s*)?(?:->|\u2192|=>|\u2248|~|[,;]?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
                       r"you\s+can\s+|let's\s+)?(?:so|i\.e\.|or|rounded(?:\s+up|\s+down)?\s+to|"
                       r"round(?:ed)?\s+(?:it\s+|that\s+|this\s+)?(?:up\s+|down\s+)?to|call\s+it|say|which\s+is)\s*,?\s*"
-                      r"(?:about\s+|roughly\s+)?)\s*(\d+)(?!\.?\d)", re.I)
+                      r"(?:about\s+|roughly\s+)?(?:(?:order|use|take|buy)\s+)?)\s*(\d+)(?!\.?\d)", re.I)
 
 
 # "Set s = 30 and S = 100. Actually, scratch that, make S = 110", "Every Tuesday and Friday... no, just every
 # Tuesday": a role stated on both sides of the last such marker keeps only its later value (and a schedule stated
 # after it replaces the one before)
 _CORRECTION = re.compile(r"\b(?:scratch\s+that|no\s+wait|wait,?\s+no|on\s+second\s+thought|correction|let\s+me\s+correct|"
+                         r"(?:sorry|oops)\b[^.\n]{0,20}?\b(?:those|these|that)\s+(?:were|was|are)\s+[^.;:\n]{0,60}?[.;:]|"
                          r"sorry\b[^.\n]{0,50}?\b(?:should\s+be|make\s+(?:it|that)|it'?s\s+actually|use)\b|"
                          r"(?:actually|no|sorry|oops)\s*[,.;:\u2026-]+\s*(?:(?:make|let'?s|just|i\s+mean|rather|scratch|it'?s|"
                          r"that\s+should)\b)|(?:\.\.\.|\u2026)\s*(?:no|actually)\b)", re.I)
@@ -341,8 +368,8 @@ def _after_correction(found: list[_Found], cut: int | None) -> list[_Found]:
     return [f for f in found if f.pos >= cut]
 
 
-_MEANT_NOT = re.compile(r"[.,;\u2026\s-]*\b(?:sorry,?\s+|oops,?\s+)?i\s+meant\s+(\d+(?:\.\d+)?)[^.\d]{0,25}?,?\s*not\s+(\d+(?:\.\d+)?)\b",
-                        re.I)
+_MEANT_NOT = re.compile(r"[.,;\u2026\s-]*\b(?:(?:sorry,?\s+|oops,?\s+)?i\s+meant|(?:sorry|oops)[,:]?\s+(?:[a-z]+\s+){0,2}?)"
+                        r"(\d+(?:\.\d+)?)[^.\d]{0,25}?,?\s*not\s+(\d+(?:\.\d+)?)\b", re.I)
 
 
 def _apply_meant(text: str) -> str:
@@ -356,8 +383,11 @@ def _apply_meant(text: str) -> str:
 def _rounded(m: re.Match) -> str:
     """ "24.4 -> 25", "31.6, so 32": a computed value and the whole number it was rounded to -> the latter (any
     whole number when the text says "round ... to": "143.6; round it to 150 since they come in bags of 50")."""
-    said = re.search(r"round", m.group(0), re.I) and 0 < int(m.group(2)) <= 2 * float(m.group(1)) + 10
-    return m.group(2) if said or abs(float(m.group(1)) - int(m.group(2))) < 1 else m.group(0)
+    said = re.search(r"round|\b(?:order|use|take|buy)\s+\d", m.group(0), re.I) and 0 < int(m.group(2)) <= 2 * float(m.group(1)) + 10
+    if not (said or abs(float(m.group(1)) - int(m.group(2))) < 1):
+        return m.group(0)
+    verb = re.search(r"\b(order|use|take|buy)\s+\d+$", m.group(0), re.I)  # "56.6, so order 57": keep the verb
+    return f"{verb.group(1)} {m.group(2)}" if verb else m.group(2)
 
 
 def _normalise(text: str) -> str:
@@ -387,7 +417,7 @@ def _normalise(text: str) -> str:
     text = re.sub(r"\b(EOQ)\s*=\s*(?:(?!\.\s)[^\n;]){1,80}?[=≈]\s*(?=\d+(?:\.\d+)?(?:[,.;\s]|$))", r"\1 = ", text,
                   flags=re.I)  # EOQ = sqrt(..) = 122, within its own sentence
     # "s = 2 x 12 + 1.645 x 3.25 x sqrt(2) = 32": a formula (an operator in it) between the name and its value
-    text = re.sub(r"(?<![A-Za-z])([sSQRr])\s*=\s*(?=[^=\n;\\]*?(?:[+×*/·√]|sqrt))[^=\n;\\]{1,80}?[=≈]\s*(?=\d+(?:\.\d+)?(?:[,.;\s]|$))",
+    text = re.sub(r"(?<![A-Za-z])([sSQRr])\s*=\s*(?=[^=\n;\\]*?(?:[+×*/·√]|sqrt))(?:[^=\n;\\]{1,80}?[=≈]\s*){1,3}?(?=\d+(?:\.\d+)?(?:[,.;\s]|$))",
                   r"\1 = ", text)
     t = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "14 + 25 = 39" -> "39"
     t = t.replace("\u2264", "<=").replace("**", "").replace("`", "")
@@ -395,7 +425,10 @@ def _normalise(text: str) -> str:
     # a markdown table row "| s | 18 |" or "| Reorder point | 20 |" -> "s = 18."
     t = re.sub(r"^[ \t]*\|?[ \t]*([A-Za-z][A-Za-z ()/'-]{0,40}?)[ \t]*\|[ \t]*(\d+(?:\.\d+)?)[ \t]*(?:units?[ \t]*)?\|?[ \t]*$",
                r"\1 = \2.", t, flags=re.M)
+    t = re.sub(r"(?<![\d,.])(\d{1,2})((?:,\d\d)+),(\d{3})(?![\d,])", lambda m: m.group(0).replace(",", ""), t)  # "1,10,000"
     t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)
+    # "2.000 masks", "2.200 masks": a dot grouping thousands before a unit word (a decimal would not end in 00)
+    t = re.sub(r"(?<![\d.,])([1-9]\d{0,2})\.(\d00)(?=\s+[a-z])", r"\1\2", t)
     t = re.sub(r"(?<![\d.,])(\d{1,3})[ \u00a0\u202f](\d{3})(?![\d,]|\.\d)", r"\1\2", t)  # "1 000" (not "order 12 150 times")
     return t
 
@@ -416,6 +449,8 @@ class _Extractor:
         self.notes: list[str] = []  # choices the parser made (ranges), kept in the verdict's reason
 
     def take(self, m: re.Match, group: int | str) -> _Found | None:
+        if isinstance(group, int) and m.group(group) is None:  # a pattern of alternatives: the one that matched
+            group = next(g for g in range(1, m.re.groups + 1) if m.group(g) is not None)
         start = m.start(group)
         if start in self.used:
             return None
@@ -524,7 +559,8 @@ def recommended_part(text: str) -> tuple[str, str]:
 
 
 # "s = 20", "S: 60", and a symbol with a verb: "S comes out at 42", "s works out to 27", "Q should be 50"
-_SYMBOL_IS = (r"\s*(?:=|:|\s(?:comes?|came|works?|worked)\s+(?:out\s+)?(?:at|to)|\s(?:should|would|will)\s+be|\sis(?:\s+set\s+(?:at|to))?)"
+_SYMBOL_IS = (r"\s*(?:=|:|\s(?:comes?|came|works?|worked)\s+(?:out\s+)?(?:at|to)|\s(?:should|would|will)\s+be|\sis(?:\s+set\s+(?:at|to))?|"
+              r"\s(?:stays|remains)(?:\s+(?:unchanged\s+)?at)?)"
               r"\s*(?:about\s+|around\s+|roughly\s+)?")
 
 
@@ -547,12 +583,12 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     low = x.low
     full = x.full_low  # asides included: "(on-hand only)" names the basis
     position = [m for m in _POSITION.finditer(full)
-                if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind|don't count|do not count|no need to count|leave out)\b[^.;:]{0,25}$", full[max(0, m.start() - 30):m.start()])]
+                if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind|don't count|do not count|no need to count|leave out)\b[^.;:]{0,35}$", full[max(0, m.start() - 45):m.start()])]
     basis = "on_hand" if _ON_HAND.search(full) and not position else "position"  # "ignore anything on order": on hand
 
     stated_capacity = None
     for m in _ACK_CAPACITY.finditer(low):
-        g = 1 if m.group(1) else 2
+        g = next(i for i in (1, 2, 3) if m.group(i))
         if re.search(r"(?:up\s+to|fill(?:\s+up)?\s+to|order\s+to)\s+(?:the\s+|your\s+)?(?:full\s+)?$",
                      low[max(0, m.start() - 20):m.start()]):
             continue  # "order up to the capacity of 80": an order-up-to level, not only a remark
@@ -597,7 +633,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     for f in x.all(_TRIGGER_BARE_LT) + x.all(_TRIGGER_NOUN_LT) + x.all(_TRIGGER_LEAD_LT):
         f.strict = True
         trig.append(f)
-    for f in x.all(_TRIGGER_ORLESS) + x.all(_TRIGGER_IS_ORLESS) + x.all(_TRIGGER_LEFT):
+    for f in x.all(_TRIGGER_ORLESS) + x.all(_TRIGGER_IS_ORLESS) + x.all(_TRIGGER_LEFT) + x.all(_TRIGGER_IS_ABOUT):
         f.strict = False
         trig.append(f)
     for m in _TRIGGER_SYMBOL.finditer(low):
@@ -613,9 +649,9 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     bases = x.all(_BASE_STOCK) + x.all(_KEEP_AT) + x.all(_HOLD_AS_BASE)
     caps = x.all(_CAP)
     upto += x.all(_UPTO_NAMED) + x.all(_UPTO_LABEL) + x.all(_UPTO_VERB) + x.all(_MAX_EQ)
-    upto += [f for m in _UPTO_REACH.finditer(low) for f in [x.take(m, 1 if m.group(1) else 2)] if f]
+    upto += x.all(_UPTO_REACH)
     to_capacity = bool(_CAPACITY.search(low))
-    multiples = x.all(_MULTIPLES)
+    multiples = [f for f in x.all(_MULTIPLES) if not re.search(r"\([^()]*$", low[:f.pos])]  # "(comes in multiples of 5)"
     qty += x.all(_BATCH_AT)
     for pat in _QTY:
         qty += x.all(pat)
@@ -631,6 +667,8 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     if len(strictness) > 1:
         return ParsedPolicy("unparseable", text, basis=basis, reason="the trigger is stated both as 'below' and 'at or below'")
     strict = strictness.pop() if strictness else True
+    if any(f.value > 0 for f in qty):
+        qty = [f for f in qty if f.value > 0]  # "stock >= 10 -> order 0" is the other branch of the rule, not Q
     roles = {"reorder point": _distinct(trig), "order-up-to level": _distinct(upto), "order quantity": _distinct(qty),
              "base-stock level": _distinct(bases), "cap": _distinct(caps), "multiple": _distinct(multiples)}
     for role, values in roles.items():
