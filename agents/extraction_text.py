@@ -107,12 +107,55 @@ def _replace_word_numbers(text: str) -> str:
     return _WORD_RUN.sub(repl, text)
 
 
-_CURRENCY_CODES = r"(?:usd|us\$|eur|euro?s?|gbp|cad|c\$|aud|a\$|nzd|nz\$|inr|rs\.?|rupees?|chf|sfr|zar|rands?|" \
-    r"sek|nok|dkk|jpy|yen|sgd|hkd|myr|php|pesos?|mxn|brl|r\$|pln|zlotys?|zł|lira|liras|try|loonies|toonies|" \
-    r"naira|ngn|shekels?|ils|baht|thb|ringgit|dirhams?|aed|kes|shillings?)"
+_CURRENCY_CODES = r"(?:usd|us\$|u\$s|eur|euro?s?|gbp|cad|c\$|aud|a\$|nzd|nz\$|inr|rs\.?|rupees?|chf|sfr|zar|rands?|" \
+    r"sek|nok|dkk|jpy|yen|sgd|hkd|myr|php|pesos?|mxn|brl|r\$|pln|zlotys?|zł|złoty|lira|liras|try|loonies|toonies|" \
+    r"naira|ngn|shekels?|ils|baht|thb|ringgit|rm|dirhams?|aed|kes|shillings?|" \
+    r"rp|idr|rupiah|kyats?|mmk|dong|vnd|riel|khr|kip|lak|takas?|tk|bdt|npr|lkr|pkr|afn|afghanis?|" \
+    r"rials?|riyals?|irr|sar|qar|omr|tomans?|dinars?|dinara|din|rsd|mkd|denars?|денари|денар|jd|jod|iqd|kwd|bhd|tnd|dzd|" \
+    r"lyd|egp|syp|lbp|dh|leva?|bgn|лв|lei|leu|ron|mdl|lari|gel|drams?|amd|manats?|azn|tenge|kzt|soms?|kgs|uzs|" \
+    r"hryvnias?|uah|rubles?|roubles?|byn|forints?|huf|kronor|kroner|krona|krone|czk|kč|kuna|bam|lek[eë]?|" \
+    r"gs|guaran[ií]es|pyg|bolivianos?|bs|soles|quetzal(?:es)?|gtq|colones|col[oó]n|crc|lempiras?|hnl|c[oó]rdobas?|nio|" \
+    r"reais|ars|clp|uyu|kwanza|kz|aoa|meticais|metical|mzn|kwacha|mwk|zmw|mk|cedis?|ghs|birr|etb|nakfa|" \
+    r"ariary|ar|mga|ouguiya|mru|dalasi|leones?|sll|pula|bwp|fbu|bif|frw|rwf|ugx|ush|tzs|cfa|fcfa|xof|xaf|francs?|" \
+    r"vatu|vuv|tala|wst|kina|pgk|fjd|fj\$|tt\$|ttd|jmd|j\$|bds\$|bbd|xcd|ec\$|g\$|gyd|srd|htg|gourdes?|nu\.?|btn|" \
+    r"ngultrum|mnt|tugriks?|rufiyaa|mvr|scr|mur|kmf|djf|sos|sdg|ssp|ern|lsl|szl|nad|n\$)"
 # "CAD 40", "Rs. 1,500": a code before the number; "12.50 GBP", "250 rupees": after it (a pattern, then "$")
-_CODES_BEFORE = re.compile(rf"\b{_CURRENCY_CODES}\s?(?=\d)")
+_CODES_BEFORE = re.compile(rf"(?<![\w$]){_CURRENCY_CODES}\s?(?=\d)")
 _CODES_AFTER = re.compile(rf"(?<![\w$])(\d+(?:,\d{{3}})*(?:\.\d+)?)\s?{_CURRENCY_CODES}(?![\w$])")
+_CURRENCY_SIGNS = "$\u20ac\u00a3\u00a5\u20b9\u20b1\u20a9\u20ba\u20a6\u20b4\u20aa\u20a1\u20b2\u20b8\u20bc\u20be\u20ae\u20ad\u20ab\u09f3\ufdfc\u060b\u058f\u20bd"
+# a figure next to a currency, in the ways it is written around the world: "45.000,00", "1.800.000", "2 500 000",
+# "1,10,000" (lakh grouping), "350,00", "1,200.50"; a scale word may follow ("1 lakh kyats", "2 million dong")
+_MONEY_FIGURE = (r"(?:[1-9]\d{0,2}(?:\.\d{3})+(?:,\d{1,2})?|[1-9]\d{0,2}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d{1,2})?|[1-9]\d?(?:,\d\d)+,\d{3}|"
+                 r"[1-9]\d{0,2}(?:,\d{3})+(?:\.\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?:\s+(?:lakhs?|crores?|thousand|million|ribu|juta|mil))?")
+_MONEY_BEFORE = re.compile(rf"(?:(?<![\w$])(?:{_CURRENCY_CODES})|[{_CURRENCY_SIGNS}])\s?({_MONEY_FIGURE})(?![\d.,]?\d)", re.I)
+_MONEY_AFTER = re.compile(rf"(?<![\w$.,\d])({_MONEY_FIGURE})\s?(?:{_CURRENCY_CODES}|[{_CURRENCY_SIGNS}])(?![\w$])", re.I)
+_MONEY_SCALES = {"lakh": 1e5, "lakhs": 1e5, "crore": 1e7, "crores": 1e7, "thousand": 1e3, "million": 1e6, "ribu": 1e3,
+                 "juta": 1e6, "mil": 1e3}
+
+
+def _figure_value(figure: str) -> float:
+    """The value of a money figure written in any of the usual groupings (see `_MONEY_FIGURE`)."""
+    parts = figure.split()
+    scale = _MONEY_SCALES.get(parts[-1], 1.0) if len(parts) > 1 and parts[-1].isalpha() else 1.0
+    digits = " ".join(parts[:-1]) if scale != 1.0 else figure
+    digits = re.sub(r"[ \u00a0\u202f]", "", digits)
+    if re.fullmatch(r"[1-9]\d{0,2}(?:\.\d{3})+(?:,\d{1,2})?", digits):  # "45.000,00", "1.800.000", "2.400"
+        digits = digits.replace(".", "").replace(",", ".")
+    elif re.fullmatch(r"\d+,\d{1,2}", digits):  # a decimal comma: "350,00", "1,20"
+        digits = digits.replace(",", ".")
+    else:  # "1,200.50", "1,10,000"
+        digits = digits.replace(",", "")
+    return float(digits) * scale
+
+
+def _money_to_dollars(text: str) -> str:
+    """Every figure said with a currency (a sign or a code, before or after) becomes "$<value>": the rest of the
+    reader knows money by "$", and the figure's grouping is read here once, by the currency next to it."""
+    def repl(m: re.Match) -> str:
+        value = _figure_value(m.group(1))
+        return f"${value:.10g}"
+
+    return _MONEY_AFTER.sub(repl, _MONEY_BEFORE.sub(repl, text))
 
 
 # idioms rewritten into plain quantities before scanning (order matters: longer phrases first)
@@ -309,7 +352,7 @@ def _prepare(text: str) -> str:
 
 def normalise_text(text: str) -> str:
     """Lower-case, rewrite idioms and number words into digits, keep positions meaningful for scanning."""
-    s = " " + _prepare(str(text)).lower().replace("\u2019", "'") + " "
+    s = " " + _prepare(_money_to_dollars(str(text))).lower().replace("\u2019", "'") + " "
     s = fix_typos(s)
     s = _INTERJECTION.sub(", i meant ", s)  # a correction cue inside the same sentence: the later value wins
     for pattern, repl in _IDIOMS:

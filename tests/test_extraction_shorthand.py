@@ -33,6 +33,15 @@ def rules_only():
     ("delivery costs Rp 75.000 each time", {"setup_cost": 75000}),
     ("freight is 2 400 yen per order", {"setup_cost": 2400}),
     ("Product\tLead time\tOrder fee\nBolts\t4\t$30", {"lead_time": 4, "setup_cost": 30}),
+    # from writer corpora O, P and Q: a figure next to any currency, in the grouping its writer uses
+    ("the freight is 1.250.000 Gs per order", {"setup_cost": 1250000}),
+    ("each delivery costs 12.500,00 Kz", {"setup_cost": 12500}),
+    ("transport per order: 3 750 000 VND", {"setup_cost": 3750000}),
+    ("the agent charges 2 lakh kyats each order", {"setup_cost": 200000}),
+    ("courier fee \u20b91,25,000 per order", {"setup_cost": 125000}),
+    ("storage R$ 0,80 per unit per day", {"holding_cost": 0.8}),
+    ("every truck costs 3.200 dinara", {"setup_cost": 3200}),
+    ("delivery 45 ribu rupiah each time", {"setup_cost": 45000}),
     ("max one pallet per order, a pallet is 40 sacks", {"max_order": 40}),
     ("whatever's left is dead by the next day, so we bin it", {"perishability": "perishable"}),
     # durations and currencies said the way people say them
@@ -121,6 +130,9 @@ def test_mixed_stock_out_behaviour_is_asked_never_picked(text):
     # a pack size is not a limit or a capacity by itself
     ("bottles come in crates of 12, the cellar holds 300 bottles", "max_order"),
     ("a pallet holds 25 bikes and warehousing runs $73 a year", "max_inventory"),
+    # "all" and "km" are also currency codes, but not after these numbers
+    ("we sell 10 all day long", "setup_cost"),
+    ("the depot is 5 km away", "setup_cost"),
 ])
 def test_look_alikes_store_nothing(text, absent):
     assert absent not in parse_utterance(text).values
