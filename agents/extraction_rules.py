@@ -201,7 +201,8 @@ _OTHER_NOUN = re.compile(r"\s*(?:of us\b|of them (?:work|here)|staff|employees|p
                          r"hours?|hrs?|miles?|km|kilometers?|kilometres?)\b")
 _PERISH_DURATION = re.compile(r"(?:(?:die|wilt|spoil|rot|expire|go(?:es)? (?:bad|off|stale)|shelf life|last|(?:fine|good) for)\w*"
                               r"(?:\s+\w+){0,3}|(?:dead|gone|stale|brown|no good|not good|useless|worthless|unsellable|"
-                              r"can'?t (?:be )?(?:sold|sell|kept|keep)|cannot (?:be )?(?:sold|sell|kept|keep)|sits? out"
+                              r"(?:can'?t|cannot|must not|mustn'?t) (?:be )?(?:sold|sell|kept|keep|given|served|used|eaten)(?: \w+){0,3}?|"
+                              r"(?:must|should|has to|have to) be (?:eaten|sold|used|consumed|served)|sits? out"
                               r"(?: (?:for )?more than| longer than| past)?)(?: by| after| the)*)\s*$")
 
 
@@ -529,6 +530,8 @@ _PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|
                          r"(?:goes?|go|gets?|ends? up) in the (?:skip|compost|trash|rubbish)|\bpulped\b|"
                          r"\bwaste\w*|discard\w*|dump\w*|\bsell[\s-]by\b|\bcomposted\b|on the compost|\bworthless\b|"
                          r"only good for (?:the|one|a|1) day|good for (?:one|a|1) day only|only lasts? (?:the|one|a|1) day|"
+                         r"(?:can'?t|cannot|must not|mustn'?t) be (?:sold|used|served|given|kept|eaten)(?: \w+){0,3}? (?:the )?1 day|"
+                         r"must be (?:eaten|sold|used|consumed|served) (?:the |on the )?0 days|"
                          r"no good (?:after )?(?:the )?(?:next day|tomorrow|1 day)|day[\s-]old|"
                          r"(?:don't|doesn't|won't|never) (?:survive|last|keep) (?:to|until|till|past|overnight|1 day)|"
                          r"(?:has|have|needs?) to (?:go|be sold|sell) (?:by|before) (?:the end of the day|closing|tonight)|"
@@ -576,6 +579,8 @@ _CORRECTION = re.compile(r"(?:^|[.!?]\s)\W*(?:actually|sorry|oops|wait)\b|i mean
 _QUESTION = re.compile(r"^\s*(?:what|how|why|which|can you|could you|do you|what's|is that|does that|explain)\b")
 # a sentence that asks ("what's the difference between lost sale and backlog?", "what if they don't wait?"):
 # its keywords are the question's words, not the manager's facts
+# a hypothetical the manager asks about ("what if the supplier took 5 days?"): its numbers are not facts
+_WHAT_IF = re.compile(r"\bwhat\s+(?:if|happens|would happen|about if)\b|\bsuppose\b|\bimagine\b|\bhow\s+(?:much|would|will|does|do)\b[^?]*\bif\b")
 _ASKING = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:what|whats|how|why|which|can you|could you|do you|do i|should i|what's|"
                      r"explain|what if|what happens|(?:is|are|does|do|should|would|can|could) (?:a|an|the|it|this|that|there|i|we))\b")
 _YES = re.compile(r"^\s*(?:yes|yep|yeah|yup|sure|correct|they do|it does|definitely|absolutely|indeed|of course)\b")
@@ -995,14 +1000,14 @@ def parse_utterance(text: str, context: str | None = None, known: dict[str, obje
 
 
 def _merge_labels(sentences: list[str], norm: str) -> list[str]:
-    """ "Risk? Minus seven.", "Lead time? 3 days": a one- or two-word question naming a field labels the next
-    sentence (only a question: "They wait. Actually no, they leave." stays two sentences)."""
+    """ "Risk? Minus seven.", "Lead time? 3 days", "Risk ah... minus 2": a one- or two-word question (or a word
+    trailing off) naming a field labels the next sentence ("They wait. Actually no, they leave." stays two)."""
     out: list[str] = []
     i = 0
     while i < len(sentences):
         s = sentences[i]
         if i + 1 < len(sentences) and len(s.split()) <= 2 and not re.search(r"\d", s) and _anchors(" " + s + " ") \
-                and re.search(re.escape(s) + r"\s*\?", norm):
+                and re.search(re.escape(s) + r"\s*(?:\?|\.\.\.|\u2026)", norm):
             out.append(s + " : " + sentences[i + 1])
             i += 2
             continue
@@ -1063,7 +1068,7 @@ def _keyword_conflicts(out: ParseResult, seen: _Seen) -> None:
 
 def _parse_sentence(sentence: str, context: str | None, known: dict[str, object], out: ParseResult,
                     seen: _Seen) -> None:
-    qs = scan_quantities(sentence)
+    qs = [] if seen.asking and _WHAT_IF.search(sentence) else scan_quantities(sentence)
     anchors = _anchors(sentence)
     demand_qs: list[Quantity] = []
     last: tuple[str, Quantity] | None = None  # the field and number most recently read, for "7 days, sorry, 6"
@@ -1136,6 +1141,13 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
                 demand_how = how
             continue
         if param == "risk_tolerance" and q.kind != "bare":
+            continue
+        if param == "lead_time" and q.kind == "duration" and q.value > 365:
+            continue  # "loyal for 20 years": no delivery takes years
+        if param == "lead_time" and q.kind == "duration" and q.value >= 2 and not q.is_range \
+                and re.search(r"(?:business|working)\s+days?", q.text) and param not in out.values:
+            # "5 working days" is 5 calendar days only if no weekend falls in between: the manager says which
+            out.ambiguous.setdefault(param, (int(q.value), int(q.value) + 2 * math.ceil(q.value / 5)))
             continue
         if param == "risk_tolerance" and context != "risk_tolerance" and not -10 <= q.value <= 10:
             continue  # outside the scale and not an answer to the scale question: asked later, never stored

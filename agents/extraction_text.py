@@ -178,6 +178,7 @@ _IDIOMS: list[tuple[str, str]] = [
      r"warehouse|yard|bin|cage|display case|counter)((?:,? which|,? that)? (?:only )?)takes\b(?!\s+(?:about\s+)?\d+\s*(?:days?|weeks?|hours?))",
      r"\1\2holds"),
     (r"\bb4\b", "before"),  # text-speak: "b4 i forget" (never a 4)
+    (r"\b(\d+)\s*(?:dyas|dasy|dys|dais|dayz)\b", r"\1 days"),  # short typos the keyword matcher leaves (under 5 letters)
     (r"(?<![\d,.])(\d{1,3}),(\d{2})(?![\d,])", r"\1.\2"),  # a decimal comma: "17,50 now" is 17.50 (1,500 stays)
     # thousands written "1 200 yen", "Rp 150 000", "Rp 150.000", "25.000 rupiah" (a dot before exactly three digits
     # that are not followed by more digits, after a currency or before one; "0.125" and "2.5" stay decimals)
@@ -197,6 +198,11 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\b(?:from\s+)?one day to the next\b|\bfrom day to day\b", " day to day "),  # not "next day" = 1 day
     (r"\bmornin'?(?=\s|$)", "morning"),
     (r"\b(?:the\s+)?(?:next|following)[\s-]+(?:(?:business|working|week)[\s-]?)?(?:day|morning)\b", "1 day"),
+    # "50 arriving tomorrow" is stock on its way; "I'll give you the lead time tomorrow" is a promise: no delivery time
+    (r"\b(\d+\s+(?:more\s+)?(?:[a-z]+\s+)?)(?:arriving|coming(?:\s+in)?|due|landing|expected|being delivered)\s+"
+     r"(?:tomorrow|tmrw|tmr|2moro|2morrow|tomoz)\b", r"\1in transit"),
+    (r"(\b(?:i'll|i will|we'll|we will|i can|we can|let me|i'm going to|i am going to)\s+(?:[\w']+\s+){0,10}?)"
+     r"(?<!back )(?<!again )(?:tomorrow|tmrw|tmr|2moro|2morrow|tomoz)\b", r"\1 another time"),
     (r"(?<!back )(?<!again )\b(?:tomorrow|tmrw|tmr|2moro|2morrow|tomoz)\b", "1 day"),  # not "come back tomorrow"
     (r"\bthe day after\b", "1 day"),
     (r"\bovernight\b", "1 day"),
@@ -361,6 +367,7 @@ def normalise_text(text: str) -> str:
                lambda m: f"{float(m.group(1)) * _SCALE_WORDS[m.group(2)]:g}", s)  # "2 thousand", "2 lakh"
     s = _spoken_prices(s)
     s = _replace_word_numbers(s)
+    s = _money_to_dollars(s)  # "three hundred pesos" is money too, once its words are a number
     s = _drop_old_values(s)
     s = _CLOCK_TIME.sub(r"\1 at that hour ", s)
     s = re.sub(r"(?<!or )\b(?:minus|negative)\s+(?=\d)", "-", s)
@@ -493,7 +500,7 @@ _BOUNDARY = re.compile(r"[,;]|\band\b|\bbut\b|\s-\s")  # " - " joins clauses ("f
 _PLURAL = re.compile(r"\s*(?:[a-z]+'?\s+)?([a-z]{3,}s)\b")
 _NOT_THINGS = set("""is was has as us this plus less its yes thanks days weeks months years hours minutes mins hrs
 times percent dollars bucks cents euros quid pence miles kms staff people employees workers branches stores shops
-kids children pounds""".split())
+kids children pounds business""".split())
 
 
 def _plural_noun(suffix: str) -> bool:
@@ -544,7 +551,8 @@ def _single(sentence: str, m: re.Match[str]) -> Quantity:
     neg = bool(m.group("neg")) and m.group("neg").strip() == "-"
     unit = (m.group("unit") or "").strip()
     end = m.end()
-    unit_word = re.sub(r"s$", "", unit.split()[0]) if unit else ""
+    unit_word = unit.split()[0] if unit else ""
+    unit_word = unit_word if unit_word in ("business", "working") else re.sub(r"s$", "", unit_word)
     kind = "bare"
     days = 1
     if m.group("cur") or unit_word in ("cent", "dollar", "buck", "quid", "usd", "euro"):

@@ -42,6 +42,11 @@ def rules_only():
     ("storage R$ 0,80 per unit per day", {"holding_cost": 0.8}),
     ("every truck costs 3.200 dinara", {"setup_cost": 3200}),
     ("delivery 45 ribu rupiah each time", {"setup_cost": 45000}),
+    ("the ordering fee is two hundred pesos per order", {"setup_cost": 200}),  # money once the words are a number
+    ("the wholesaler delivers in 4 dyas", {"lead_time": 4}),
+    ("whatever is left can't be sold the next day", {"perishability": "perishable"}),
+    ("the curd must be eaten same day", {"perishability": "perishable"}),
+    ("Risk hmm... minus 3 I think", {"risk_tolerance": -3}),
     ("max one pallet per order, a pallet is 40 sacks", {"max_order": 40}),
     ("whatever's left is dead by the next day, so we bin it", {"perishability": "perishable"}),
     # durations and currencies said the way people say them
@@ -130,12 +135,24 @@ def test_mixed_stock_out_behaviour_is_asked_never_picked(text):
     # a pack size is not a limit or a capacity by itself
     ("bottles come in crates of 12, the cellar holds 300 bottles", "max_order"),
     ("a pallet holds 25 bikes and warehousing runs $73 a year", "max_inventory"),
+    # numbers in a hypothetical question, stock on its way, a promise, years of loyalty: no lead time
+    ("What if the mill took 6 days instead, what would it cost?", "lead_time"),
+    ("We have 30 sacks and 20 arriving tomorrow.", "lead_time"),
+    ("I'll ask the supplier and give you the lead time tomorrow.", "lead_time"),
+    ("customers wait for us, they have been loyal for 15 years", "lead_time"),
+    ("the van delivers in 6 business days", "lead_time"),  # working days: asked (6 or 8 calendar days)
     # "all" and "km" are also currency codes, but not after these numbers
     ("we sell 10 all day long", "setup_cost"),
     ("the depot is 5 km away", "setup_cost"),
 ])
 def test_look_alikes_store_nothing(text, absent):
     assert absent not in parse_utterance(text).values
+
+
+def test_working_days_are_asked_with_both_calendar_readings():
+    r = parse_utterance("lead time is 5 working days")
+    assert "lead_time" not in r.values and r.ambiguous["lead_time"] == (5, 7)
+    assert parse_utterance("it arrives the next working day").values["lead_time"] == 1
 
 
 @pytest.mark.parametrize("text", ["is this app free to use?", "we have 4 baristas on the rota",
