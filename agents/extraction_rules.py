@@ -167,6 +167,7 @@ _PENALTY_SUFFIX = re.compile(r"(?:of (?:profit|margin|goodwill)|in (?:lost )?(?:
                              r"(?:\w+ )?(?:leaves?|walks?|goes|go|can't|cannot|is turned|are turned|misses|miss)")
 # "the stockroom can take 250", "the shelves fit 80": a storage place with a verb of capacity right before a count
 _STORAGE_PREFIX = re.compile(r"(?:stock ?room|store ?room|back ?room|back room|\bthe back\b|shel(?:f|ves)|warehouse|\byard\b|"
+                             r"armaz[ée]m|bodega|galp[óo]n|godown|almac[ée]n|magazyn|entrep[ôo]t|storehouse|store house|"
                              r"\bloft\b|lock-?up|\bgarage\b|"
                              r"storage|cooler|fridges?|freezers?|chillers?|\bsafe\b|walk-in|\bspace\b|\broom\b|cellar|depot|\bshed\b|"
                              r"\bbins?\b|racks?)\b[^,.;]{0,25}?\b(?:can |could |will |would |only |just |really |"

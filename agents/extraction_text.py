@@ -148,13 +148,38 @@ def _figure_value(figure: str) -> float:
     return float(digits) * scale
 
 
+# minor units and how many make the major one ("30 centavos" is 0.30; fils and baisa are thousandths, except the
+# UAE's fils, hundredths)
+_MINOR_UNITS = {"centavos": 100, "centavo": 100, "centimos": 100, "céntimos": 100, "cêntimos": 100, "centimes": 100,
+                "laari": 100, "lari": None, "fils": 1000, "millimes": 1000, "baisa": 1000, "bani": 100, "kopecks": 100,
+                "kopeks": 100, "kopeck": 100, "kopek": 100, "копеек": 100, "sene": 100, "kobo": 100, "groszy": 100,
+                "grosz": 100, "tetri": 100, "luma": 100, "tiyin": 100, "satang": 100, "pyas": 100, "tambala": 100,
+                "thebe": 100, "ngwee": 100, "pesewas": 100, "santims": 100, "stotinki": 100, "lipa": 100, "halala": 100,
+                "qirsh": 100, "piastres": 100, "piasters": 100, "toea": 100, "sen": 100, "cents": 100}
+_MINOR = re.compile(r"(?<![\w$.,])(\d+(?:[.,]\d+)?)\s?(" + "|".join(k for k, v in _MINOR_UNITS.items() if v and k != "cents")
+                    + r")\b", re.I)
+# "1 ruble 50 kopecks", "2 dinars and 250 fils": a major and a minor amount said together
+_MAJOR_MINOR = re.compile(r"(?<![\w$.,])(\d+)\s?(?:[a-z\u0400-\u04ff]+)\s+(?:and\s+)?(\d+)\s?("
+                          + "|".join(k for k, v in _MINOR_UNITS.items() if v and k != "cents") + r")\b", re.I)
+
+
+def _minor_value(text: str, amount: str, unit: str) -> float:
+    per = _MINOR_UNITS[unit.lower()]
+    if unit.lower() == "fils" and re.search(r"\b(?:aed|dirhams?|uae|dubai|abu dhabi|sharjah)\b", text, re.I):
+        per = 100
+    return float(amount.replace(",", ".")) / per
+
+
 def _money_to_dollars(text: str) -> str:
-    """Every figure said with a currency (a sign or a code, before or after) becomes "$<value>": the rest of the
-    reader knows money by "$", and the figure's grouping is read here once, by the currency next to it."""
+    """Every figure said with a currency (a sign or a code, before or after, or a minor unit such as centavos)
+    becomes "$<value>": the rest of the reader knows money by "$", and the figure's grouping is read here once, by
+    the currency next to it."""
     def repl(m: re.Match) -> str:
         value = _figure_value(m.group(1))
         return f"${value:.10g}"
 
+    text = _MAJOR_MINOR.sub(lambda m: f"${float(m.group(1)) + _minor_value(text, m.group(2), m.group(3)):.10g}", text)
+    text = _MINOR.sub(lambda m: f"${_minor_value(text, m.group(1), m.group(2)):.10g}", text)
     return _MONEY_AFTER.sub(repl, _MONEY_BEFORE.sub(repl, text))
 
 
@@ -186,6 +211,12 @@ _IDIOMS: list[tuple[str, str]] = [
      r"([1-9]\d{0,2})[ .\u00a0\u202f](\d{3})(?![\d])", r"\1\2"),
     (r"(?<![\d.,])([1-9]\d{0,2})[ .\u00a0\u202f](\d{3})(?=\s*(?:rupiah|rp|idr|kyat|dong|vnd|rials?|tomans?|birr|won|yen|"
      r"pesos?|shillings?|naira)\b)", r"\1\2"),
+    (r"(?<![\d.,$])([1-9]\d{0,2}(?:[. \u00a0\u202f]\d{3})+)(?=\s+(?!(?:times?|days?|weeks?|months?|years?|hours?|"
+     r"minutes?|am|pm|and|or|to)\b)[a-z\u00c0-\u024f])", lambda m: re.sub(r"[. \u00a0\u202f]", "", m.group(1))),  # "3.000 bearings"
+    (r"(?<![\d.,$])([1-9]\d{0,2}(?:[ \u00a0\u202f]\d{3})+)(?=\s*(?:[.,;!?)]|$))",
+     lambda m: re.sub(r"[ \u00a0\u202f]", "", m.group(1))),  # "... and our store in town 20 000."
+    (r"(?<![\d.,$])([1-9]\d?(?:,\d\d)+,\d{3})(?![\d,])", lambda m: m.group(1).replace(",", "")),  # "1,20,000 sachets"
+    (r"(?<![\d.,$])(\d+)\s+mil\s+(?=[a-z\u00c0-\u024f])", lambda m: f"{int(m.group(1)) * 1000} "),  # "5 mil pecas"
     (r"\b(\d+)[\s-]+days?\s+wait\b", r"lead time \1 days"),  # "2 day wait": the delivery, not customers waiting
     (r"\b(?:a|one|\d+)\s+(?:days?|weeks?)\s+(?:quicker|faster|slower|longer|shorter|earlier|later|sooner)\b",
      " a bit different "),  # "it's a day quicker now": a difference, never a value

@@ -43,6 +43,13 @@ def rules_only():
     ("every truck costs 3.200 dinara", {"setup_cost": 3200}),
     ("delivery 45 ribu rupiah each time", {"setup_cost": 45000}),
     ("the ordering fee is two hundred pesos per order", {"setup_cost": 200}),  # money once the words are a number
+    # minor units, counts grouped in thousands, storage named in the writer's language
+    ("storage is 40 centavos per crate per day", {"holding_cost": 0.4}),
+    ("holding 250 fils per box per day", {"holding_cost": 0.25}),  # thousandths of a dinar
+    ("holding 2 rubles 40 kopecks per sack per day", {"holding_cost": 2.4}),
+    ("the bodega holds 4.500 tiles", {"max_inventory": 4500}),
+    ("the cellar fits 6 000 bottles", {"max_inventory": 6000}),
+    ("the armazem takes 3 mil caixas", {"max_inventory": 3000}),
     ("the wholesaler delivers in 4 dyas", {"lead_time": 4}),
     ("whatever is left can't be sold the next day", {"perishability": "perishable"}),
     ("the curd must be eaten same day", {"perishability": "perishable"}),
