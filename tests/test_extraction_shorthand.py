@@ -50,6 +50,12 @@ def rules_only():
     ("the bodega holds 4.500 tiles", {"max_inventory": 4500}),
     ("the cellar fits 6 000 bottles", {"max_inventory": 6000}),
     ("the armazem takes 3 mil caixas", {"max_inventory": 3000}),
+    # variability said with examples; customers who take something else or go to the next place
+    ("we sell about 30 a week, but some weeks double that and some weeks nearly none", {"demand_type": "random"}),
+    ("Fridays we sell 50 rolls, weekdays around 15", {"demand_type": "random"}),
+    ("if we're out the mechanics buy at the petrol station next door", {"state_transition_model": "lost_sale"}),
+    ("no gloves? the nurse just takes the other brand instead", {"state_transition_model": "lost_sale"}),
+    ("when the syrup is out the patient goes to the pharmacy next door", {"state_transition_model": "lost_sale"}),
     ("the wholesaler delivers in 4 dyas", {"lead_time": 4}),
     ("whatever is left can't be sold the next day", {"perishability": "perishable"}),
     ("the curd must be eaten same day", {"perishability": "perishable"}),
@@ -148,6 +154,7 @@ def test_mixed_stock_out_behaviour_is_asked_never_picked(text):
     ("I'll ask the supplier and give you the lead time tomorrow.", "lead_time"),
     ("customers wait for us, they have been loyal for 15 years", "lead_time"),
     ("the van delivers in 6 business days", "lead_time"),  # working days: asked (6 or 8 calendar days)
+    ("we get the stock from the other supplier in 3 days", "state_transition_model"),  # our supplier, not customers
     # "all" and "km" are also currency codes, but not after these numbers
     ("we sell 10 all day long", "setup_cost"),
     ("the depot is 5 km away", "setup_cost"),
