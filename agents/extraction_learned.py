@@ -33,8 +33,8 @@ from scipy.optimize import minimize
 from agents.extraction_text import Quantity, normalise_text, scan_quantities, split_sentences
 from agents.extraction_units import PERIOD_DAYS
 
-__all__ = ["NUMBER_LABELS", "KEYWORD_FIELDS", "LearnedReader", "TRAIN_DIR", "learned_reader", "number_features",
-           "text_features", "training_examples"]
+__all__ = ["NUMBER_LABELS", "KEYWORD_FIELDS", "LearnedReader", "Softmax", "TRAIN_DIR", "learned_reader",
+           "number_features", "stemmed_words", "text_features", "training_examples"]
 
 TRAIN_DIR = Path(__file__).parent / "data" / "reader_train"
 NUMBER_LABELS = ("none", "time_horizon", "lead_time", "demand_distribution", "max_inventory", "max_order",
@@ -62,7 +62,8 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
-def _words(text: str) -> list[str]:
+def stemmed_words(text: str) -> list[str]:
+    """The text's words, stemmed, numbers as "#" (shared with the advice model, `agents.policy_learned`)."""
     return [_stem(w) for w in _WORD.findall(re.sub(r"\d+(?:[.,]\d+)*", " # ", text))]
 
 
@@ -73,8 +74,8 @@ def number_features(sentence: str, q: Quantity, context: str | None = None) -> l
     left_clause = left_text[cut[-1].end():] if cut else left_text
     m = _BOUNDARY.search(right_text)
     right_clause = right_text[: m.start()] if m else right_text
-    left, right = _words(left_clause)[-8:], _words(right_clause)[:8]
-    far_left, far_right = _words(left_text)[-14:], _words(right_text)[:14]
+    left, right = stemmed_words(left_clause)[-8:], stemmed_words(right_clause)[:8]
+    far_left, far_right = stemmed_words(left_text)[-14:], stemmed_words(right_text)[:14]
     value = abs(q.value)
     feats = [f"kind:{q.kind}", f"period:{q.period}", f"kp:{q.kind}:{q.period}", f"per_unit:{q.per_unit}",
              f"mag:{int(math.floor(math.log10(value))) if value > 0 else 'zero'}",
@@ -85,7 +86,7 @@ def number_features(sentence: str, q: Quantity, context: str | None = None) -> l
     feats += [f"lc:{w}" for w in left] + [f"rc:{w}" for w in right]
     feats += [f"lb:{a}_{b}" for a, b in zip(left, left[1:], strict=False)] + [f"rb:{a}_{b}" for a, b in zip(right, right[1:], strict=False)]
     feats += [f"lf:{w}" for w in far_left] + [f"rf:{w}" for w in far_right]
-    feats += [f"s:{w}" for w in _words(sentence)]
+    feats += [f"s:{w}" for w in stemmed_words(sentence)]
     return feats
 
 
@@ -95,12 +96,12 @@ L2 = 0.3
 
 def text_features(text: str) -> list[str]:
     """Unigrams and bigrams of a whole (normalised) message, for the keyword fields."""
-    words = _words(text)
+    words = stemmed_words(text)
     return [f"w:{w}" for w in words] + [f"b:{a}_{b}" for a, b in zip(words, words[1:], strict=False)]
 
 
 @dataclass
-class _Softmax:
+class Softmax:
     """Multinomial logistic regression on binary features (L2, fitted with L-BFGS)."""
 
     vocab: dict[str, int]
@@ -108,7 +109,7 @@ class _Softmax:
     classes: tuple[str, ...]
 
     @classmethod
-    def fit(cls, rows: list[list[str]], labels: list[str], classes: tuple[str, ...], l2: float | None = None) -> _Softmax:
+    def fit(cls, rows: list[list[str]], labels: list[str], classes: tuple[str, ...], l2: float | None = None) -> Softmax:
         l2 = L2 if l2 is None else l2
         vocab: dict[str, int] = {}
         for feats in rows:
@@ -233,14 +234,14 @@ def training_examples(paths: list[Path]) -> tuple[list[list[str]], list[str], di
 class LearnedReader:
     """The fitted number model and one message model per keyword field."""
 
-    numbers: _Softmax
-    keywords: dict[str, _Softmax]
+    numbers: Softmax
+    keywords: dict[str, Softmax]
 
     @classmethod
     def fit(cls, paths: list[Path]) -> LearnedReader:
         rows, labels, keyword = training_examples(paths)
-        numbers = _Softmax.fit(rows, labels, NUMBER_LABELS)
-        models = {name: _Softmax.fit(xs, ys, KEYWORD_FIELDS[name]) for name, (xs, ys) in keyword.items()}
+        numbers = Softmax.fit(rows, labels, NUMBER_LABELS)
+        models = {name: Softmax.fit(xs, ys, KEYWORD_FIELDS[name]) for name, (xs, ys) in keyword.items()}
         return cls(numbers=numbers, keywords=models)
 
     def number_field(self, sentence: str, q: Quantity, context: str | None,

@@ -573,8 +573,68 @@ def _last_stated(x: _Extractor, pattern: re.Pattern, before: int | None) -> int 
     return before
 
 
+def normalise_advice(text: str) -> str:
+    """The advice as the parser reads it (numbers in digits, formulas collapsed to their values), lower-cased."""
+    return _normalise(replace_number_words(text or "")).lower()
+
+
+# "when it falls to 20 or below", "at 6 or fewer", "when you reach 15": the trigger includes its level
+_AT_OR_BELOW = re.compile(r"or\s+(?:less|fewer|below|lower|under)\b|at\s+or\s+below|\breach\w*|\bhits?\b|down\s+to\b|"
+                          r"\b(?:falls?|drops?|gets?|goes|comes?\s+down)\s+to\b|<=")
+
+
+def _learned_reading(text: str, rules: ParsedPolicy, capacity: int | None) -> ParsedPolicy | None:
+    """Where the rules found no policy, the learned advice model's roles, when it is sure of each (else None)."""
+    from agents.policy_learned import learned_advice
+
+    low = normalise_advice(recommended_part(_table_rows(replace_number_words(text)))[0])
+    if _NO_POLICY.search(low):
+        return None
+    roles = learned_advice().roles(low)
+    if not roles:
+        return None
+    r = {k: int(round(v)) for k, v in roles.items()}
+    s, S, Q = r.get("s"), r.get("S"), r.get("Q")
+    period = _period(low)
+    if s is not None and (S is not None) != (Q is not None):
+        s_eff = s + 1 if _AT_OR_BELOW.search(low) else s
+        kind, params = ("ss", {"s": s_eff, "S": S}) if S is not None else ("sq", {"s": s_eff, "Q": Q})
+        if (S is not None and S < s_eff) or (Q is not None and Q <= 0):
+            return None
+    elif s is None and S is not None and Q is None:
+        kind, params = ("periodic", {"T": period, "S": S}) if period and period > 1 else ("base_stock", {"S": S})
+    elif s is None and Q is not None and S is None and period:
+        kind, params = ("periodic", {"T": period, "Q": Q}) if period > 1 else ("constant", {"q": Q})
+    else:
+        return None
+    basis = "position" if kind == "constant" else rules.basis
+    note = "read by the learned advice model: " + ", ".join(f"{k} = {v:g}" for k, v in roles.items())
+    if capacity is not None and max(params.get("s", 0), params.get("S", 0)) > capacity:
+        return ParsedPolicy("infeasible", text, kind=kind, basis=basis, params=params,
+                            reason=f"{note}; a level above the capacity ({capacity})")
+    return ParsedPolicy("ok", text, kind=kind, params=params, basis=basis, reason=note,
+                        policy=build_policy(kind, params, basis), stated_s=s)
+
+
 def parse_policy(text: str, capacity: int | None = None, max_order: int | None = None) -> ParsedPolicy:
-    """Parse one advice text; `capacity` resolves "order up to capacity" and checks feasibility."""
+    """Parse one advice text; `capacity` resolves "order up to capacity" and checks feasibility. The phrase rules
+    first; where they find no policy, the learned advice model (`agents.policy_learned`) when it is sure."""
+    rules = _parse_rules(text, capacity, max_order)
+    if rules.status != "unparseable" or not LEARNED_ADVICE or not rules.reason.startswith(_MISSING_A_PHRASE):
+        return rules
+    return _learned_reading(text or "", rules, capacity) or rules
+
+
+#: the learned fallback on (experiments and tests switch it off to read the rules alone)
+LEARNED_ADVICE = True
+# the rules' verdicts where a number was in a phrase they do not know; never where they saw two values for one
+# role (options without a pick, contradictions) or a rule that needs the capacity: those stay unparseable
+_MISSING_A_PHRASE = ("no ordering rule with numbers", "a reorder point but no order quantity",
+                     "an order quantity but no rule for when to order")
+
+
+def _parse_rules(text: str, capacity: int | None = None, max_order: int | None = None) -> ParsedPolicy:
+    """The phrase rules alone."""
     text = text or ""
     part, choice = recommended_part(_table_rows(replace_number_words(text)))
     x = _Extractor(part)
