@@ -147,7 +147,10 @@ _KIND_PARAMS = {
 _SETUP_SUFFIX = re.compile(r"^\s*(?:\w+\s+){0,4}?(?P<cue>(?:per|each|every|an?|for each|for every|for an?)\s+"
                            r"(?:order|delivery|shipment|truck|time|batch|purchase order|run|trip|drop|drop-off|visit|call-out|"
                            r"consignment|van)\b|flat\b|fixed\b|"
-                           r"regardless|no matter|each time|every time|in (?:shipping|paperwork|admin))")
+                           r"regardless|no matter|each time|every time|in (?:shipping|paperwork|admin)|por (?:pedido|orden|encomenda|viaje|"
+                           r"viagem|entrega|env[ií]o)|par (?:commande|livraison))")
+_SETUP_PREFIX = re.compile(r"\b(?:each|every|per)\s+(?:order|delivery|shipment|trip|drop|consignment)\b[^.;,]{0,20}?"
+                           r"\b(?:we|i)\s+(?:pay|spend|are charged|get charged)\s*(?:about|around|roughly)?\s*$")
 _COST_WORD = re.compile(r"\bcosts?\b|\bfees?\b|\bcharges?\b|\bprice|penalt|\bpay|\bspend|\bfreight\b|\btransport\b|"
                         r"\bpostage\b|\bcarriage\b|\bcourier\b|\bcst\b|"
                         r"\b(?:holding|set[\s-]?up|shortage|stock[\s-]?out)\s*(?:is|=|:|of)\s")
@@ -181,13 +184,13 @@ _STORAGE_SUFFIX = re.compile(r"^\s*(?:units?\s+|items?\s+|of them\s+)?(?:in|on)\
                              r"storage|cooler|fridge|freezer|walk-in)")
 # "the truck carries 200", "the supplier sends at most 90": limits of a single order ("pallets of 24 cases", "a pallet
 # holds 25" are pack sizes, not limits: a limit needs its own cue, "one pallet per order")
-_ORDER_PREFIX = re.compile(r"(?:(?:truck\w*|\bvan\b|lorry|supplier|distributor|wholesaler|vendor|"
-                           r"manufacturer|shipment|delivery)\b[^,.;]{0,25}?\b(?:can |could |will |would |only |"
+_ORDER_PREFIX = re.compile(r"(?:(?:truck\w*|\bvan\b|lorry|supplier|distributor|wholesaler|vendor|trailer|lancha|\bboat\b|"
+                           r"barge|\bute\b|plane|manufacturer|shipment|delivery)\b[^,.;]{0,25}?\b(?:can |could |will |would |only |"
                            r"just |won't |doesn't |don't |never )*(?:takes?|carr(?:y|ies)|fits?|holds?|sends?|"
                            r"delivers?|ships?|brings?|allows?|lets us (?:order|have)|caps? \w+ at|limits? \w+ to|"
                            r"(?:is|are) limited to|(?:is|are) capped at|(?:be|is|are)(?= (?:at most|up to|no more than|a max)))|(?:truck ?load|van ?load)s?\b"
                            r"[^,.;]{0,12}?\b(?:is|are|of|has|have))(?:\s+(?:up to|about|around|roughly|maybe|"
-                           r"at most|only|just|a max(?:imum)? of|no more than|more than))*\s*$")
+                           r"at most|only|just|a max(?:imum)? of|max(?:imum)?|no more than|more than))*\s*$")
 _ITEM_PRICE = re.compile(r"(?:bought|buy|purchase\w*(?! orders?)|pay|paid|sells? (?:them |it )?for|retail\w*|price[sd]?|(?:i|we) charge|"
                          r"item costs?|unit costs?|wholesale)\b[^,;]{0,30}?(?:at|for|of|is)?\s*(?:about|around|"
                          r"roughly)?\s*$")
@@ -320,7 +323,7 @@ def _support(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], pa
     return sum(1 for start, end, p in anchors if p == param and lo <= start and end <= lo + len(clause))
 
 
-_CORRECTION_GAP = re.compile(r"^\s*(?:[a-z]+\s*)?[,.;:\-\u2013\u2014\u2026]*\s*(?:(?:no|sorry|oops|actually|correction|wait|hang on|"
+_CORRECTION_GAP = re.compile(r"^\s*(?:[a-z]+\s*)?[,.;:\-\u2013\u2014\u2026]*\s*(?:(?:eh|ah|oh|uh|um|er)\s*[,.]?\s*)?(?:(?:no|sorry|oops|actually|correction|wait|hang on|"
                              r"hold on|i mean|i meant|make (?:it|that)|or rather|rather|scratch that|my bad|typo)\b"
                              r"[\s,.;:\-\u2013\u2014\u2026!]*){1,3}"
                              # "no, fuel price went up, now 45,000", "wait, that was last year, now 950": a short reason
@@ -412,6 +415,16 @@ def _assign_strong(q: Quantity, context: str | None) -> str | None:
                 re.search(r"\b(?:aren't|are not|isn't|is not|not|can't be|cannot be|won't be)\s+(?:\w+\s+)?"
                           r"(?:accepted|allowed|possible|taken|permitted)", q.suffix):
             return "max_order"  # "orders over 150 units aren't accepted"
+        if re.search(r"(?:\bnot|\bnever|n't)\s+(?:be\s+)?(?:\w+\s+)?(?:despatch|dispatch|send|ship|deliver|sell|supply|take|"
+                     r"accept|carry|bring)\w*\s+more\s+than\s*$", q.prefix) and re.match(
+                     r"\s*(?:[a-z]+\s+)?(?:in\s+(?:a|one)\s+(?:single\s+)?|per\s+|each\s+|a\s+)(?:consignment|order|shipment|"
+                     r"delivery|trip|load|run|batch)\b", q.suffix):
+            return "max_order"  # "not despatching more than 25,000 sachets in a single consignment"
+        if re.search(r"\b(?:one|a|each|per|every)\s+(?:batch|run|bake|load|trip)\s+(?:is|=|makes|takes|holds|gives)\s*"
+                     r"(?:up to|max(?:imum)?|at most)?\s*$", q.prefix) and (
+                re.match(r"\s*(?:[a-z]+\s+)?(?:max(?:imum)?|at most|tops)\b", q.suffix)
+                or re.search(r"(?:up to|max(?:imum)?|at most)\s*$", q.prefix)):
+            return "max_order"  # "one batch is 300 jars max": the most made per run
         m = _ORDER_PREFIX.search(q.prefix)
         if m and q.kind == "bare" and re.search(r"(?:supplier|distributor|wholesaler|vendor|manufacturer)\b[^,.;]{0,25}?"
                                                r"\btakes?\b", m.group(0)):
@@ -430,6 +443,8 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
         kind = "money"  # "0.5 per unit per day" is a cost even without a currency sign
     if kind == "money" and not q.period and _SHORT_PREFIX.search(q.prefix):
         return "penalty_cost", "prefix"  # "every pizza we can't make costs us £4", "each box short is £4"
+    if kind == "money" and not q.period and _SETUP_PREFIX.search(q.prefix[-45:]):
+        return "setup_cost", "prefix"  # "each order we pay $2,400 of freight"
     if kind == "money":
         setup, penalty = _SETUP_SUFFIX.search(q.suffix), _PENALTY_SUFFIX.search(q.suffix)
         if penalty and (not setup or penalty.start() < setup.start("cue") or _LOSS_PREFIX.search(q.prefix[-30:])):
@@ -1114,7 +1129,8 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
                 q.value, q.raw = q.value / size, q.raw / size
             elif container == "pallet":
                 continue  # a cost per pallet without the pallet's size: the per-unit cost is unknown, ask
-        if q.kind == "money" and not q.period and _ITEM_PRICE.search(q.prefix) and not _SETUP_SUFFIX.search(q.suffix):
+        if q.kind == "money" and not q.period and _ITEM_PRICE.search(q.prefix) and not _SETUP_SUFFIX.search(q.suffix) \
+                and not _SETUP_PREFIX.search(q.prefix[-45:]):
             continue  # "bought at about $112 each" is the item's price, not a cost parameter
         if sd_cue.search(q.prefix) and q.kind in ("bare", "count"):
             demand_qs.append(q)  # the spread of a demand statement, whatever keywords are near

@@ -50,6 +50,13 @@ def rules_only():
     ("the bodega holds 4.500 tiles", {"max_inventory": 4500}),
     ("the cellar fits 6 000 bottles", {"max_inventory": 6000}),
     ("the armazem takes 3 mil caixas", {"max_inventory": 3000}),
+    # a fee said before its figure or in the writer's language; limits of one load, trip or batch
+    ("every shipment we pay $310 in freight", {"setup_cost": 310}),
+    ("transporte R$ 90,00 por pedido", {"setup_cost": 90}),
+    ("the fee is $40, uh no, they raised it, now $45 a delivery", {"setup_cost": 45}),
+    ("the boat brings max 250 sacks", {"max_order": 250}),
+    ("the mill is not sending more than 80 bags in one delivery", {"max_order": 80}),
+    ("one batch is 120 loaves max", {"max_order": 120}),
     # variability said with examples; customers who take something else or go to the next place
     ("we sell about 30 a week, but some weeks double that and some weeks nearly none", {"demand_type": "random"}),
     ("Fridays we sell 50 rolls, weekdays around 15", {"demand_type": "random"}),
