@@ -2,9 +2,8 @@
 numbers, and that the wrapped policy changes only the opening's own states."""
 
 import numpy as np
+from rl_search_cases import base_stock_fn, small_problem
 
-from inventory import policies
-from inventory.demand import Demand
 from inventory.montecarlo import demand_matrix, simulate
 from inventory.policies import StatePolicy
 from inventory.problem import Problem
@@ -12,14 +11,10 @@ from rl.opening import OpeningPolicy, improve_opening, opening_states
 
 
 def _problem(**kw) -> Problem:
-    base = dict(horizon=20, demand=Demand.poisson(4), lost_sales=True, holding_cost=1.0, penalty_cost=9.0,
-                setup_cost=0.0, lead_time=2, max_inventory=40, max_order=12)
-    base.update(kw)
-    return Problem(**base)
+    return small_problem(**{"horizon": 20, **kw})
 
 
-def _base_stock(S: int):
-    return lambda on, pipe, t: policies.base_stock_rule(on + pipe.sum(axis=1), S)
+_base_stock = base_stock_fn
 
 
 def test_the_opening_states_do_not_depend_on_demand():

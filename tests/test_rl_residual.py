@@ -5,9 +5,8 @@ import json
 
 import numpy as np
 import pytest
+from rl_search_cases import base_stock_fn, small_problem
 
-from inventory import policies
-from inventory.demand import Demand
 from inventory.montecarlo import demand_matrix, simulate
 from inventory.policies import StatePolicy
 from inventory.problem import Problem
@@ -15,14 +14,10 @@ from rl.residual import Residual, ResidualPolicy, describe_residual, improve_res
 
 
 def _problem(**kw) -> Problem:
-    base = dict(horizon=30, demand=Demand.poisson(4), lost_sales=True, holding_cost=1.0, penalty_cost=9.0,
-                setup_cost=0.0, lead_time=2, max_inventory=40, max_order=12)
-    base.update(kw)
-    return Problem(**base)
+    return small_problem(**{"horizon": 30, **kw})
 
 
-def _base_stock(S: int):
-    return lambda on, pipe, t: policies.base_stock_rule(on + pipe.sum(axis=1), S)
+_base_stock = base_stock_fn
 
 
 def _costs(p: Problem, fn, seed: int = 77, paths: int = 2000) -> float:
@@ -68,11 +63,14 @@ def test_a_planted_bias_is_found_and_the_result_holds_on_fresh_numbers():
 def test_nothing_ships_when_the_base_is_already_best():
     p = _problem()
     best = min(range(10, 25), key=lambda s: _costs(p, _base_stock(s), seed=5, paths=2000))
-    r, info = improve_residual(p, _base_stock(best), steady_from=3, replications=400, seed=2)
-    # a near-optimal base leaves little to find; whatever the search took must also have won on fresh numbers
-    assert r is None or info["kept_after_check"]
+    base = _base_stock(best)
+    r, info = improve_residual(p, base, steady_from=3, replications=400, seed=2)
+    # a near-optimal base leaves little to find: either nothing ships (and the figures say so), or what ships is
+    # no worse on 4,000 paths neither the search nor its check ever saw
     if r is None:
-        assert info["improved_cost"] == info["own_cost"]
+        assert info["improved_cost"] == info["own_cost"] and not info["kept_after_check"]
+    else:
+        assert _costs(p, ResidualPolicy(p, base, r), seed=4242, paths=4000) <= _costs(p, base, seed=4242, paths=4000) * 1.002
 
 
 def test_short_horizons_have_no_window():
