@@ -20,7 +20,7 @@ def register(subparsers) -> None:
     p.add_argument("params", metavar="PARAMS", help="parameter table (.csv or .json)")
     p.add_argument("--out", required=True, help="directory for deployment_artifacts (created if missing)")
     p.add_argument("--dqn-steps", type=int, default=None, help="DQN training environment steps (default 200000)")
-    p.add_argument("--dqn-seconds", type=float, default=None, help="DQN wall-clock training budget (default 60)")
+    p.add_argument("--dqn-seconds", type=float, default=None, help="DQN wall-clock budget: training and the searches after it (default 60)")
     p.add_argument("--trainer", choices=("torch", "rllib"), default="torch",
                    help="DQN trainer: fast pure-torch (default) or RLlib DQN")
     p.add_argument("--no-dqn", action="store_true", help="skip DQN training")

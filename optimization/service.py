@@ -51,7 +51,7 @@ class OptimizationConfig:
 
     dqn: bool = True
     dqn_steps: int = 200_000
-    dqn_seconds: float = 60.0  # wall-clock training budget; training stops at whichever limit comes first
+    dqn_seconds: float = 60.0  # wall clock for training and the searches after it (rl: 20 s of it kept for them)
     dqn_trainer: str = "torch"  # "torch" (fast, vectorised numpy env) | "rllib" (RLlib DQN, new API stack)
     replications: int = 2000  # final scoring replications (fresh common random numbers)
     search_replications: int = 500

@@ -29,7 +29,14 @@ from pathlib import Path
 import torch
 
 from inventory.problem import Problem
-from rl.dqn_torch import VALIDATION_SEED_OFFSET, TrainedDQN, greedy_cost
+from rl.dqn_torch import (
+    VALIDATION_SEED_OFFSET,
+    TrainedDQN,
+    check_search_settings,
+    greedy_cost,
+    searches_on,
+    training_budget,
+)
 from rl.early_stop import Patience
 from rl.env import InventoryEnv
 from rl.features import Normalisation, default_normalisation, obs_dim
@@ -54,7 +61,7 @@ class RLlibSettings:
     expected_batch_size: int = 32
     exploration: str = "base_stock"  # counterfactual module: "base_stock" (anchored noise) | "uniform"
     total_steps: int = 200_000
-    time_budget_s: float | None = 60.0
+    time_budget_s: float | None = 60.0  # wall clock for training and the searches after it (None: no limit)
     num_envs_per_env_runner: int = 64
     rollout_fragment_length: int = 8  # 512 steps per sample call, then 24 updates (measured faster than 1)
     vector_env: bool = True  # one numpy-vectorised env (rl.rllib_env) instead of N gymnasium copies
@@ -77,9 +84,12 @@ class RLlibSettings:
     eval_replications: int = 400
     patience: int = 8
     min_steps: int = 60_000  # no early stop before this many sampled steps
+    rollout_states: int = 16_000  # states per round of rollout policy iteration on the network (0: none;
+    # rl.policy_iteration), before the opening and offsets are searched for the network it returns
     opening_replications: int = 2_000  # paths per candidate when re-choosing the opening (0: the network's own);
     # the opening found must also win on as many fresh paths (rl.opening.improve_opening)
     residual_replications: int = 2_000  # paths per candidate for the order offsets after it (0: none; rl.residual)
+    search_reserve_s: float = 20.0  # of time_budget_s, kept for the searches after training (when any is on)
     seed: int = 0
     extra: dict = field(default_factory=dict)
 
@@ -99,6 +109,12 @@ class RLlibSettings:
         if not (isinstance(self.residual_replications, int) and self.residual_replications >= 0):
             raise ValueError(f"residual_replications: {self.residual_replications!r} is not allowed; "
                              "must be a whole number >= 0 (0: no order offsets)")
+        check_search_settings(self.rollout_states, self.search_reserve_s, self.time_budget_s)
+
+    @property
+    def training_seconds(self) -> float | None:
+        """The part of `time_budget_s` training may use (the rest is kept for the searches after it)."""
+        return training_budget(self.time_budget_s, self.search_reserve_s, searches_on(self))
 
     @classmethod
     def textbook(cls, **kw) -> RLlibSettings:
@@ -263,7 +279,7 @@ def train_rllib_dqn(problem: Problem, steps: int = 200_000, seed: int = 0, progr
         last_iter = 0.0
         while sampled < s.total_steps:
             # an iteration cannot be interrupted: stop when the next one would not fit the budget
-            if s.time_budget_s is not None and time.perf_counter() - t0 + last_iter > s.time_budget_s:
+            if s.training_seconds is not None and time.perf_counter() - t0 + last_iter > s.training_seconds:
                 reason = "time"
                 break
             t_iter = time.perf_counter()
@@ -296,8 +312,7 @@ def train_rllib_dqn(problem: Problem, steps: int = 200_000, seed: int = 0, progr
             "algorithm": s.algorithm, "targets": s.targets if s.algorithm == "counterfactual" else "sampled",
             "settings": settings_dict(s)}
     trained = TrainedDQN(problem, best_net, norm, trainer_name(s), history, info)
-    trained.improve_opening(s.opening_replications, s.seed)
-    trained.improve_residual(s.residual_replications, s.seed)
+    trained.improve_after_training(s.rollout_states, s.opening_replications, s.residual_replications, s.seed)
     return trained
 
 
@@ -392,7 +407,7 @@ def tune_dqn(problems: dict[str, Problem], settings: RLlibSettings | None = None
     if not problems:
         raise ValueError("problems: need at least one instance")
     if max_seconds is None:
-        max_seconds = s.time_budget_s
+        max_seconds = s.training_seconds
     names = list(problems)
     levels = dict(base_stock_levels or {})
     env_configs, base = [], None
@@ -495,18 +510,17 @@ def tune_per_instance(problems, settings: RLlibSettings | None = None, out_dir=N
 
 def _improve_one(t: TrainedDQN, s: RLlibSettings) -> TrainedDQN:
     torch.set_num_threads(1)  # one task = one CPU, as a trial
-    t.improve_opening(s.opening_replications, s.seed)
-    t.improve_residual(s.residual_replications, s.seed)
+    t.improve_after_training(s.rollout_states, s.opening_replications, s.residual_replications, s.seed)
     return t
 
 
 def _with_improvements(trained: dict[str, TrainedDQN], s: RLlibSettings) -> dict[str, TrainedDQN]:
-    """Each instance's opening and order offsets found by rollouts (`TrainedDQN.improve_opening`,
-    `improve_residual`), as Ray tasks of 1 CPU each: seconds per instance, fanned out like the trials so that
-    eight instances do not queue in the driver."""
+    """Each instance's searches after training (`TrainedDQN.improve_after_training`: rollout policy iteration,
+    the opening, the order offsets), as Ray tasks of 1 CPU each: seconds per instance, fanned out like the trials
+    so that eight instances do not queue in the driver."""
     import ray
 
-    if s.opening_replications <= 0 and s.residual_replications <= 0:
+    if not searches_on(s):
         return trained
     task = ray.remote(num_cpus=1)(_improve_one)
     refs = {name: task.remote(t, s) for name, t in trained.items()}

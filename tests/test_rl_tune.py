@@ -10,8 +10,7 @@ from inventory.demand import Demand
 from inventory.problem import Problem
 from rl.artifacts import DQNRecommender
 from rl.features import encode
-from rl.opening import opening_states
-from rl.rllib_train import RLlibSettings, load_module_from_checkpoint
+from rl.rllib_train import RLlibSettings, load_module_from_checkpoint, module_to_qnetwork
 
 pytestmark = pytest.mark.slow  # two Tune trials of RLlib, 60,000 steps each: 24 s measured on the 2-core machine
 
@@ -63,23 +62,26 @@ def test_two_instances_train_in_parallel(results):
 
 
 def test_artifacts_act_like_rllib(results):
+    """The RLlib module converts weight for weight into the plain network, and the artifacts ship the policy the
+    agent scored (the converted network after rollout policy iteration, with its opening and offsets)."""
     res, out = results
     t = res["L2"].trained_dqn
     rec = DQNRecommender.load(out / "L2")
     module = load_module_from_checkpoint(t.info["checkpoint"])
-    opening = [pipe[0].tolist() for _, pipe in opening_states(t.problem, t.opening)]
+    converted = module_to_qnetwork(module, t.problem)
+    shipped = t.state_policy().fn
     rng = np.random.default_rng(0)
     for _ in range(40):  # includes states where the capacity mask binds (position up to 34 > 30)
         on, pipe, tt = int(rng.integers(0, 19)), rng.integers(0, 9, size=2), int(rng.integers(0, 20))
-        if on + pipe.sum() > 30 or (tt <= 2 and on == 0 and pipe.tolist() in opening):
-            continue  # over capacity, or an opening state (its order is the rollouts', tested in test_rl_opening)
+        if on + pipe.sum() > 30:
+            continue
         obs = torch.from_numpy(encode(t.norm, [on], [pipe.tolist()], tt))
-        rllib_action = int(module.forward_inference({"obs": obs})["actions"][0])
-        out_ = rec.recommend_order(on, tt, pipe.tolist())
-        assert out_["recommended_order"] == rllib_action
         with torch.no_grad():
             q_rllib = module.compute_q_values({"obs": obs})["qf_preds"][0]
-        assert out_["q_value"] == pytest.approx(float(q_rllib[rllib_action]), rel=1e-5, abs=1e-6)
+            assert converted(obs)[0].tolist() == pytest.approx(q_rllib.tolist(), rel=1e-5, abs=1e-6)
+        out_ = rec.recommend_order(on, tt, pipe.tolist())
+        assert out_["recommended_order"] == int(shipped(np.array([on]), pipe[None, :], tt)[0])
+    assert "policy_iteration" in t.info and t.info["policy_iteration"]["rounds"]  # it ran after the Tune trial
 
 
 def test_bad_input_names_the_field():
