@@ -136,6 +136,13 @@ class TrainedDQN:
 
     opening: list[int] = field(default_factory=list)  # first orders from the empty start (rl.opening)
     residual: Residual | None = None  # order offsets after the opening (rl.residual)
+    trained_net: QNetwork | None = None  # the network as trained, when rollout policy iteration replaced it
+
+    def trained_network_policy(self) -> StatePolicy:
+        """The network as training left it (before rollout policy iteration), alone: what the validation curve
+        measured."""
+        return q_state_policy(self.trained_net if self.trained_net is not None else self.net, self.norm,
+                              self.problem)
 
     def network_policy(self) -> StatePolicy:
         """The greedy network alone (what training validates)."""
@@ -165,9 +172,12 @@ class TrainedDQN:
         if states <= 0:
             return
         t0 = time.perf_counter()
+        before = self.net
         self.net, info = improve_network(self.problem, self.net, self.norm, opening_length(self.problem),
                                          RolloutSettings(states=states), seed=seed)
         self.info["policy_iteration"] = {**info, "seconds": round(time.perf_counter() - t0, 2)}
+        if self.net is not before:
+            self.trained_net = before
 
     def improve_opening(self, replications: int = 2000, seed: int = 0) -> None:
         """Re-choose the opening orders by rollouts of the network (rl.opening); 0 replications: keep its own.
