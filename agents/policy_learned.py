@@ -75,7 +75,9 @@ def training_examples(paths: list[Path], normalise) -> tuple[list[list[str]], li
             if not line.strip():
                 continue
             item = json.loads(line)
-            policy = item["policy"] if item["policy"].get("type") not in ("none", "infeasible") else {}
+            if item["policy"].get("type") == "infeasible":
+                continue  # its numbers have roles the label does not give (only the reason): not "none"
+            policy = item["policy"] if item["policy"].get("type") != "none" else {}
             for value, feats in _numbers(normalise(item["text"])):
                 rows.append(feats)
                 labels.append(_label(value, policy))

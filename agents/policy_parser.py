@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agents.extraction_text import replace_number_words
+from agents.foreign_words import to_english
 from inventory.policies import (
     BaseStockPolicy,
     ConstantPolicy,
@@ -163,7 +164,7 @@ class _Found:
     strict: bool | None = None  # for triggers: True below, False at-or-below, None bare
 
 
-_ON_HAND = re.compile(r"on[\s-]?hand|(?:only\s+)?the\s+stock\s+in\s+the\s+(?:shop|store)|on\s+the\s+shel(?:f|ves)|physical(?:ly)?\s+(?:stock|inventory|count|have|hold|in|there)|"
+_ON_HAND = re.compile(r"on[\s-]?hand|physical\s+(?:[\w-]+\s+)?only|\bcount\s+(?:the\s+)?[\w-]+\s+only\b|(?:only\s+)?the\s+stock\s+in\s+the\s+(?:shop|store)|on\s+the\s+shel(?:f|ves)|physical(?:ly)?\s+(?:stock|inventory|count|have|hold|in|there)|"
                       r"shelf\s+(?:stock|count)|in\s+the\s+(?:stockroom|fridge|freezer|cooler|back\s?room)|"
                       r"(?:have|left)\s+in\s+the\s+(?:store|shop)|count\s+only\s+what|only\s+what(?:'s|\s+is)\s+(?:on|in)|"
                       r"\bcount\s+(?:in|on)\s+the\s+(?!way\b)[a-z]+|"
@@ -175,7 +176,7 @@ _POSITION = re.compile(r"inventory[\s-]+position|on[\s-]+order|in[\s-]+transit|o
                        r"already\s+(?:on\s+(?:the|a)\s+(?:bus|truck|boat|ship|lorry|van|road|plane)|shipped|dispatched|sent|in\s+the\s+post)")
 
 _VERB = (r"(?:falls?|fallen|falling|drops?|dropped|dropping|goes|go|gets?|is|are|'re|reaches|reach|reached|hits?|declines?"
-         r"|dips?|sinks?|runs?\s+down|comes?\s+down|down|sits|stands|stays|remains|arriv(?:es|ing|ed))")
+         r"|dips?|sinks?|runs?\s+down|comes?\s+down|down|sits|stands|stays|remains|arriv(?:es|ing|ed)|totals?|add\s+up)")
 _TRIGGER = re.compile(
     _VERB + r"\s+(?:(?P<le>to\s+or\s+(?:below|under|less\s+than)|at\s+or\s+(?:below|under|less\s+than)|equal\s+to\s+or\s+(?:below|less\s+than)"
     r"|no\s+more\s+than|not\s+above|at\s+most)|(?P<lt>below|under|beneath|less\s+than|lower\s+than|fewer\s+than|short\s+of)"
@@ -308,7 +309,7 @@ _RANGE_HIGH = re.compile(r"\s*(?:-|–|—|to|or)\s*\$?(\d+(?:\.\d+)?)(?!\s*(?:d
 # a capacity the advice itself states ("your storage capacity is 80 units", "with room for 80")
 _ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|(?:holds?|takes?|fits?|accommodates?)(?!\s+(?:to|it|a\s+while|time|longer|(?:only\s+)?multiples|\d+\s*(?:days?|weeks?|hours?)))\s+(?:at\s+most|up\s+to|only)?|"
                            r"(?:can|could)\s+(?:only\s+)?(?:store|hold|fit|keep|take))\D{0,25}?"
-                           r"(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|hours?|months?|years?|minutes?|%|percent|dollars|cents)\b)(?=\s*(?:[a-z]+\s*){0,2}(?:\.|,|;|\)|$|\s-|\u2013|\u2014|and\b|but\b|so\b|with\b|in\b|at\b|max\b|tops\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
+                           r"(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|hours?|months?|years?|minutes?|%|percent|dollars|cents)\b)(?=\s*(?:[^\W\d_]+\s*){0,2}(?:\.|,|;|\)|$|\s-|\u2013|\u2014|and\b|but\b|so\b|with\b|in\b|at\b|max\b|tops\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
                            r"(?:storage\s+)?capacity|"
                            # "your 90-case shed": a store named by how many it holds
                            r"\b(\d+)-(?!(?:foot|feet|ft|metre|meter|m|sq|square|litre|liter|l|gallon|tonne|ton|kg|cubic|year|day|week|hour|"
@@ -324,7 +325,7 @@ _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?o
                             r"can't|cannot|don't|do\s+not)\s+(?:take|accept|ship|deliver|send|do)\s+(?:orders?\s+|more\s+than\s+)?"
                             r"(?:over|above|more\s+than|bigger\s+than|larger\s+than|beyond)?\s*" + NUM)
 _ACK_PER_LOAD = re.compile(r"\b(?:caps?|limits?)\s+(?:each\s+|every\s+|a\s+|the\s+)?(?:orders?|drops?|deliver(?:y|ies)|shipments?|"
-                           r"runs?|loads?|trips?)\s+(?:at|to)\s+" + NUM + r"|\b(?:van|truck|lorry|barge|boat|ship|courier|trailer)\b"
+                           r"runs?|loads?|trips?|parcels?|batch(?:es)?|consignments?)\s+(?:at|to)\s+" + NUM + r"|\b(?:van|truck|lorry|barge|boat|ship|courier|trailer)\b"
                            r"\D{0,20}?\b(?:takes|carries|holds|fits)\s+(?:only\s+)?" + NUM
                            + r"(?=\s*(?:[a-z]+\s+)?(?:a|per|each|every)\s+(?:shipment|trip|load|delivery|run|drop|order|crossing))")
 _ACK_PER_ORDER = re.compile(r"\b(?:limit|cap|max(?:imum)?|ceiling)\s+of\s+" + NUM + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an)\s+order)|"
@@ -334,7 +335,11 @@ _ACK_PER_ORDER = re.compile(r"\b(?:limit|cap|max(?:imum)?|ceiling)\s+of\s+" + NU
                             r"make|send|carry|bake|produce)\s+more\s+than\s+(?:[a-z]+\s+){0,3}?)" + NUM
                             + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an|in\s+one)\s+(?:order|run|batch|delivery|trip|load|shipment))|"
                             r"\b(?:caps?|limits?|restricts?)\s+(?:you|us|me|them)\s+(?:at|to)\s+" + NUM
-                            + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an)\s+order)")
+                            + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an)\s+order)|"
+                            # "your line does 800 per batch at most"
+                            r"\b(?:does|makes|produces|runs|bakes|grinds|fills|takes|ships|delivers|carries|handles)\s+" + NUM
+                            + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an|in\s+one)\s+(?:order|run|batch|delivery|trip|load|"
+                            r"shipment|parcel)\s+(?:at\s+most|max(?:imum)?|tops)\b)")
 # a store that is capped ("with your storeroom capped at 80 cases")
 _ACK_ROOM_CAPPED = re.compile(r"\b(?:store\s?room|stock\s?room|storage|warehouse|cellar|shelf|shelves|fridge|freezer|room|space|locker|"
                               r"cupboard|cabinet|safe|rack|tank|cage|yard|container|store)\s+"
@@ -346,16 +351,22 @@ _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recomm
 _CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;()\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|typo|correction|"
                         r"actually|wait)\s*[-,.\u2013\u2014\u2026]*\s*)+(?:make\s+(?:that|it)|make\s+[sqr]\s*=|i\s+mean|rather|scratch\s+that,?)?\s*"
                         r"(\d+(?:\.\d+)?)(?=\s|[.,;:)]|$)", re.I)
-_ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*){0,2}(?:\([^()\n]{0,60}\)\s*)?(?:->|\u2192|=>|\u2248|~|[,;]?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
+_ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*){0,2}(?:\([^()\n]{0,60}\)\s*)?(?:(?:->|\u2192|=>)\s*(?:rounded(?:\s+up|\s+down)?\s+to\s+)?|\u2248|~|[,;]\s*(?:order|use|take|buy)\s+(?=\d)|[,;]?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
                       r"you\s+can\s+|let's\s+)?(?:so|i\.e\.|or|rounded(?:\s+up|\s+down)?\s+to|"
                       r"round(?:ed)?\s+(?:it\s+|that\s+|this\s+)?(?:up\s+|down\s+)?to|call\s+it|say|which\s+is)\s*,?\s*"
                       r"(?:about\s+|roughly\s+)?(?:(?:order|use|take|buy)\s+)?)\s*(\d+)(?!\.?\d)", re.I)
+
+
+_ROUNDED_WHOLE = re.compile(r"\b(\d+)\s*(?:[a-z]+\s*){0,2}[,;]?\s*round(?:ed)?\s+(?:it\s+|that\s+|this\s+)?(?:up\s+|down\s+)?"
+                            r"to\s+(\d+)(?!\.?\d)", re.I)
 
 
 # "Set s = 30 and S = 100. Actually, scratch that, make S = 110", "Every Tuesday and Friday... no, just every
 # Tuesday": a role stated on both sides of the last such marker keeps only its later value (and a schedule stated
 # after it replaces the one before)
 _CORRECTION = re.compile(r"\b(?:scratch\s+that|no\s+wait|wait,?\s+no|on\s+second\s+thought|correction|let\s+me\s+correct|"
+                         r"my\s+mistake|i\s+made\s+a\s+mistake|mistake\s+on\s+my\s+part|i\s+was\s+wrong|"
+                         r"i\s+got\s+[^.;:\n]{0,30}?\bwrong\b|"
                          r"(?:sorry|oops)\b[^.\n]{0,20}?\b(?:those|these|that)\s+(?:were|was|are)\s+[^.;:\n]{0,60}?[.;:]|"
                          r"sorry\b[^.\n]{0,50}?\b(?:should\s+be|make\s+(?:it|that)|it'?s\s+actually|use)\b|"
                          r"(?:actually|no|sorry|oops)\s*[,.;:\u2026-]+\s*(?:(?:make|let'?s|just|i\s+mean|rather|scratch|it'?s|"
@@ -429,7 +440,10 @@ def _normalise(text: str) -> str:
     t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)
     # "2.000 masks", "2.200 masks": a dot grouping thousands before a unit word (a decimal would not end in 00)
     t = re.sub(r"(?<![\d.,])([1-9]\d{0,2})\.(\d00)(?=\s+[a-z])", r"\1\2", t)
-    t = re.sub(r"(?<![\d.,])(\d{1,3})[ \u00a0\u202f](\d{3})(?![\d,]|\.\d)", r"\1\2", t)  # "1 000" (not "order 12 150 times")
+    t = re.sub(r"(?<![\d.,])(\d{1,3})[ \u00a0\u202f](\d{3})(?=\.\d+\s*(?:->|\u2192|=>))", r"\1\2", t)  # "6 909.6 -> 6 910"
+    t = re.sub(r"(?<![\d.,])(\d{1,3})[ \u00a0\u202f](\d{3})(?!\d|,\d|\.\d)", r"\1\2", t)  # "1 000" (not "order 12 150 times")
+    t = _ROUNDED_WHOLE.sub(r"\2", t)  # "EOQ = 4899 capsules; round down to 4800": the rounded value
+    t = re.sub(r"\bbetween\s+(\d+(?:\.\d+)?)\s+and\s+(?=\d)", r"between \1 to ", t)  # "up to between 1200 and 1500": a range
     return t
 
 
@@ -575,7 +589,7 @@ def _last_stated(x: _Extractor, pattern: re.Pattern, before: int | None) -> int 
 
 def normalise_advice(text: str) -> str:
     """The advice as the parser reads it (numbers in digits, formulas collapsed to their values), lower-cased."""
-    return _normalise(replace_number_words(text or "")).lower()
+    return _normalise(replace_number_words(to_english(text or ""))).lower()
 
 
 # "when it falls to 20 or below", "at 6 or fewer", "when you reach 15": the trigger includes its level
@@ -583,12 +597,16 @@ _AT_OR_BELOW = re.compile(r"or\s+(?:less|fewer|below|lower|under)\b|at\s+or\s+be
                           r"\b(?:falls?|drops?|gets?|goes|comes?\s+down)\s+to\b|<=")
 
 
+# a hedge ("maybe 20, maybe 30", "hard to tell"): the rules may still read a stated policy, the fallback does not
+_HEDGED = re.compile(r"\b(?:maybe|perhaps|hedge|hard\s+to\s+(?:say|tell)|not\s+sure|unsure|can'?t\s+tell|cannot\s+tell)\b")
+
+
 def _learned_reading(text: str, rules: ParsedPolicy, capacity: int | None) -> ParsedPolicy | None:
     """Where the rules found no policy, the learned advice model's roles, when it is sure of each (else None)."""
     from agents.policy_learned import learned_advice
 
     low = normalise_advice(recommended_part(_table_rows(replace_number_words(text)))[0])
-    if _NO_POLICY.search(low):
+    if _NO_POLICY.search(low) or _HEDGED.search(low):
         return None
     roles = learned_advice().roles(low)
     if not roles:
@@ -634,8 +652,8 @@ _MISSING_A_PHRASE = ("no ordering rule with numbers", "a reorder point but no or
 
 
 def _parse_rules(text: str, capacity: int | None = None, max_order: int | None = None) -> ParsedPolicy:
-    """The phrase rules alone."""
-    text = text or ""
+    """The phrase rules alone (on the text read through English when it is written in another language)."""
+    text = to_english(text or "")
     part, choice = recommended_part(_table_rows(replace_number_words(text)))
     x = _Extractor(part)
     if choice:

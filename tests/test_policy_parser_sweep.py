@@ -89,13 +89,14 @@ def test_issue10_advice_dev_sets_stay_right(name):
 ADVICE_TRAIN = sorted((Path(__file__).parent.parent / "agents" / "data" / "advice_train").glob("*.jsonl"))
 
 
-# measured floors: corpora A-L 92.5-100%; M and N (first scores 62% and 66%, 2026-11-25) 90% and 92%
-ADVICE_FLOOR = {"advice_train_m.jsonl": 0.90, "advice_train_n.jsonl": 0.92}
+# measured floors: corpora A-L 92.5-100%; M and N (first scores 62% and 66%, 2026-11-25) 90% and 92%; R (120 texts,
+# most in other languages; first score 45%, 54/120, 2026-11-25) 90%
+ADVICE_FLOOR = {"advice_train_m.jsonl": 0.90, "advice_train_n.jsonl": 0.92, "advice_train_r.jsonl": 0.90}
 
 
 @pytest.mark.parametrize("path", ADVICE_TRAIN, ids=lambda p: p.name)
 def test_advice_corpora_written_blind_to_the_code_stay_read(path):
-    # fourteen writers who never saw the parser (docs/dialogue.md)
+    # eighteen writers who never saw the parser (docs/dialogue.md)
     report = evaluate_advice(path)
     assert report.accuracy >= ADVICE_FLOOR.get(path.name, 0.925), report.misses
 
