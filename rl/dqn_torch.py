@@ -57,6 +57,7 @@ from rl.residual import Residual, improve_residual, shipped_policy
 from rl.vec_env import VectorInventoryEnv
 
 VALIDATION_SEED_OFFSET = 104_729
+SEARCH_TAIL_S = 6.0  # of the time left after training, kept for the opening and the offsets after policy iteration
 
 
 @dataclass
@@ -156,16 +157,27 @@ class TrainedDQN:
         return StatePolicy(fn=shipped_policy(self.problem, base.fn, self.opening, self.residual), title=base.title)
 
     def improve_after_training(self, rollout_states: int, opening_replications: int, residual_replications: int,
-                               seed: int = 0) -> None:
+                               seed: int = 0, seconds: float | None = None) -> None:
         """The searches after training, in their order: rollout policy iteration on the network, then the opening
-        and the offsets for the network it returns (each one off at 0)."""
-        self.improve_network(rollout_states, seed)
-        self.improve_opening(opening_replications, seed)
-        self.improve_residual(residual_replications, seed)
+        and the offsets for the network it returns (each one off at 0).
 
-    def improve_network(self, states: int = 16_000, seed: int = 0) -> None:
+        `seconds`: the wall clock left for all of them (None: no limit). Policy iteration, the longest, ends its
+        rounds SEARCH_TAIL_S before the end when the opening or the offsets follow; a search that would start
+        after the end is skipped and recorded so ("skipped": "time budget")."""
+        deadline = None if seconds is None else time.perf_counter() + seconds
+        tail = SEARCH_TAIL_S if max(opening_replications, residual_replications) > 0 else 0.0
+        self.improve_network(rollout_states, seed, None if deadline is None else deadline - tail)
+        for name, step, amount in (("opening", self.improve_opening, opening_replications),
+                                   ("residual", self.improve_residual, residual_replications)):
+            if amount > 0 and deadline is not None and time.perf_counter() >= deadline:
+                self.info[name] = {"skipped": "time budget"}
+                continue
+            step(amount, seed)
+
+    def improve_network(self, states: int = 16_000, seed: int = 0, deadline: float | None = None) -> None:
         """Rollout policy iteration (rl.policy_iteration): the network itself is fine-tuned where rollouts on common
-        random numbers show the order next to its greedy one is cheaper; 0 states: none.
+        random numbers show the order next to its greedy one is cheaper; 0 states: none. `deadline`: a
+        time.perf_counter() value its rounds end by (None: none).
 
         Why: the bootstrapped targets leave the steady-state orders leaning half a unit one way at L = 3-4, which
         neither the opening nor the offsets per position can take out (docs/rl.md)."""
@@ -174,7 +186,7 @@ class TrainedDQN:
         t0 = time.perf_counter()
         before = self.net
         self.net, info = improve_network(self.problem, self.net, self.norm, opening_length(self.problem),
-                                         RolloutSettings(states=states), seed=seed)
+                                         RolloutSettings(states=states), seed=seed, deadline=deadline)
         self.info["policy_iteration"] = {**info, "seconds": round(time.perf_counter() - t0, 2)}
         if self.net is not before:
             self.trained_net = before
@@ -385,13 +397,19 @@ def _train(problem: Problem, cfg: DQNConfig, progress: bool, base_stock_level: i
                    if k != "normalisation"},
     }
     trained = TrainedDQN(problem, net.eval(), norm, "torch", history, info)
-    trained.improve_after_training(cfg.rollout_states, cfg.opening_replications, cfg.residual_replications, cfg.seed)
+    trained.improve_after_training(cfg.rollout_states, cfg.opening_replications, cfg.residual_replications, cfg.seed,
+                                   seconds_left(cfg.time_budget_s, time.perf_counter() - t0))
     return trained
 
 
 def searches_on(cfg) -> bool:
     """Whether any search runs after training (a DQNConfig or an RLlibSettings)."""
     return max(cfg.rollout_states, cfg.opening_replications, cfg.residual_replications) > 0
+
+
+def seconds_left(time_budget_s: float | None, spent: float) -> float | None:
+    """What the searches after training may use of the whole call's budget (None: no limit)."""
+    return None if time_budget_s is None else max(0.0, time_budget_s - spent)
 
 
 def training_budget(time_budget_s: float | None, reserve_s: float, searches: bool) -> float | None:

@@ -25,7 +25,7 @@ import numpy as np
 from inventory import dynamics
 from inventory.montecarlo import demand_matrix
 from inventory.problem import Problem
-from rl.crn_search import clearly_cheaper, path_costs, search_replications
+from rl.crn_search import clearly_cheaper, path_costs, search_replications, stacked_path_costs
 
 OPENING_SEED_OFFSET = 31_337  # search numbers apart from validation and final scoring
 CHECK_SEED_OFFSET = 61_613  # fresh numbers on which the searched opening must still beat the network's own
@@ -63,7 +63,11 @@ class OpeningPolicy:
         self._states = opening_states(self.problem, self.orders)
 
     def __call__(self, on_hand, pipeline, t) -> np.ndarray:
-        out = np.asarray(self.base(on_hand, pipeline, t)).copy()
+        return self.adjust(self.base(on_hand, pipeline, t), on_hand, pipeline, t)
+
+    def adjust(self, orders, on_hand, pipeline, t) -> np.ndarray:
+        """`base`'s orders with the opening's order in the opening's state of period t."""
+        out = np.asarray(orders).copy()
         if t < len(self.orders):
             on0, pipe0 = self._states[t]
             at = (np.asarray(on_hand).reshape(-1) == on0[0]) & np.all(
@@ -79,6 +83,13 @@ def _room(problem: Problem, on_hand: np.ndarray, pipeline: np.ndarray) -> int:
 
 def _path_costs(problem: Problem, base: Callable, orders: list[int], demands: np.ndarray) -> np.ndarray:
     return path_costs(problem, OpeningPolicy(problem, base, orders), demands)
+
+
+def _candidate_costs(problem: Problem, base: Callable, orders: list[int], t: int, candidates: list[int],
+                     demands: np.ndarray) -> np.ndarray:
+    """(len(candidates), paths): the opening `orders` with each candidate order at period t."""
+    trials = [OpeningPolicy(problem, base, orders[:t] + [a] + orders[t + 1:]).adjust for a in candidates]
+    return stacked_path_costs(problem, base, trials, demands)
 
 
 MAX_CANDIDATES = 41  # orders tried per opening period: all of 0..room when it fits, else a grid plus neighbours
@@ -120,14 +131,15 @@ def improve_opening(problem: Problem, base: Callable, replications: int = 2000, 
     for _ in range(sweeps):
         changed = False
         for t in range(opening_length(problem)):
-            for a in _candidates(_room(problem, *opening_states(problem, orders)[t]), orders[t]):
+            candidates = _candidates(_room(problem, *opening_states(problem, orders)[t]), orders[t])
+            # a trial differs from `orders` only at t, so all of them are known now: one stacked simulation
+            costs = dict(zip(candidates, _candidate_costs(problem, base, orders, t, candidates, demands), strict=True))
+            for a in candidates:
                 if a == orders[t] or simulations >= MAX_SIMULATIONS:
                     continue
-                trial = orders[:t] + [a] + orders[t + 1:]
-                cost = _path_costs(problem, base, trial, demands)
                 simulations += 1
-                if clearly_cheaper(cost, best, z):
-                    orders, best, changed = trial, cost, True
+                if clearly_cheaper(costs[a], best, z):
+                    orders, best, changed = orders[:t] + [a] + orders[t + 1:], costs[a], True
         if not changed or simulations >= MAX_SIMULATIONS:
             break
     searched = list(orders)

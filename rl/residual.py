@@ -31,7 +31,7 @@ import numpy as np
 from inventory import dynamics
 from inventory.montecarlo import demand_matrix
 from inventory.problem import Problem
-from rl.crn_search import clearly_cheaper, path_costs, search_replications
+from rl.crn_search import clearly_cheaper, path_costs, search_replications, stacked_path_costs
 from rl.opening import OpeningPolicy
 
 RESIDUAL_SEED_OFFSET = 47_111  # search numbers, apart from validation, scoring and the opening's
@@ -104,7 +104,11 @@ class ResidualPolicy:
     residual: Residual | None = None
 
     def __call__(self, on_hand, pipeline, t) -> np.ndarray:
-        out = np.asarray(self.base(on_hand, pipeline, t)).reshape(-1).astype(np.int64)
+        return self.adjust(self.base(on_hand, pipeline, t), on_hand, pipeline, t)
+
+    def adjust(self, orders, on_hand, pipeline, t) -> np.ndarray:
+        """`base`'s orders with the residual's offset where it applies (capped as the dynamics cap an order)."""
+        out = np.asarray(orders).reshape(-1).astype(np.int64)
         r = self.residual
         if r is None or not r.steady_from <= t < r.arrive_until:
             return out
@@ -184,13 +188,18 @@ def improve_residual(problem: Problem, base: Callable, steady_from: int, replica
     for _ in range(sweeps):
         changed = False
         for name, k in coordinates:
-            for delta in DELTAS:
+            trials = []
+            for delta in DELTAS:  # the first clearly cheaper one is taken: all known now, one stacked simulation
                 values = list(getattr(current, name))
-                if abs(values[k] + delta) > MAX_OFFSET or simulations >= MAX_SIMULATIONS:
+                if abs(values[k] + delta) > MAX_OFFSET or simulations + len(trials) >= MAX_SIMULATIONS:
                     continue
                 values[k] += delta
-                trial = Residual(**{**current.as_dict(), name: values})
-                cost = path_costs(problem, ResidualPolicy(problem, base, trial), demands)
+                trials.append(Residual(**{**current.as_dict(), name: values}))
+            if not trials:
+                continue
+            costs = stacked_path_costs(problem, base, [ResidualPolicy(problem, base, r).adjust for r in trials],
+                                       demands)
+            for trial, cost in zip(trials, costs, strict=True):
                 simulations += 1
                 if clearly_cheaper(cost, best, z):
                     current, best, changed = trial, cost, True

@@ -35,6 +35,7 @@ from rl.dqn_torch import (
     check_search_settings,
     greedy_cost,
     searches_on,
+    seconds_left,
     training_budget,
 )
 from rl.early_stop import Patience
@@ -312,7 +313,8 @@ def train_rllib_dqn(problem: Problem, steps: int = 200_000, seed: int = 0, progr
             "algorithm": s.algorithm, "targets": s.targets if s.algorithm == "counterfactual" else "sampled",
             "settings": settings_dict(s)}
     trained = TrainedDQN(problem, best_net, norm, trainer_name(s), history, info)
-    trained.improve_after_training(s.rollout_states, s.opening_replications, s.residual_replications, s.seed)
+    trained.improve_after_training(s.rollout_states, s.opening_replications, s.residual_replications, s.seed,
+                                   seconds_left(s.time_budget_s, time.perf_counter() - t0))
     return trained
 
 
@@ -510,7 +512,8 @@ def tune_per_instance(problems, settings: RLlibSettings | None = None, out_dir=N
 
 def _improve_one(t: TrainedDQN, s: RLlibSettings) -> TrainedDQN:
     torch.set_num_threads(1)  # one task = one CPU, as a trial
-    t.improve_after_training(s.rollout_states, s.opening_replications, s.residual_replications, s.seed)
+    t.improve_after_training(s.rollout_states, s.opening_replications, s.residual_replications, s.seed,
+                             seconds_left(s.time_budget_s, float(t.info.get("seconds", 0.0))))  # the trial's training
     return t
 
 

@@ -2,6 +2,8 @@
 common random numbers, the fine-tuning moves the decisions next to the greedy order and leaves the rest, a
 network that leans one way is corrected on numbers the search never saw, and nothing ships that fails its check."""
 
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -14,7 +16,13 @@ from rl.dqn_torch import DQNConfig, training_budget
 from rl.features import default_normalisation, encode, obs_dim
 from rl.network import QNetwork
 from rl.policy import GreedyQ
-from rl.policy_iteration import RolloutSettings, fit_differences, improve_network, rollout_costs
+from rl.policy_iteration import (
+    CHUNK_STATES,
+    RolloutSettings,
+    fit_differences,
+    improve_network,
+    rollout_savings,
+)
 from rl.rllib_train import RLlibSettings
 
 
@@ -44,31 +52,71 @@ def _cost(p, fn, seed=77, paths=3000) -> float:
     return float(simulate(p, StatePolicy(fn=fn), demand_matrix(p, paths, seed=seed), detailed=False).cost[0].mean())
 
 
-def test_rollout_costs_are_the_dynamics_on_common_demand():
+def _by_hand(p, policy, on0, pipe0, t0, first, dem, periods):
+    """Mean total cost over the paths of `dem` (paths, periods): order `first`, then `policy`, by dynamics.step."""
+    total = np.zeros(dem.shape[0])
+    o, pp = np.full(dem.shape[0], on0), np.tile(pipe0, (dem.shape[0], 1))
+    for k in range(periods):
+        order = np.full(dem.shape[0], first) if k == 0 else policy(o, pp, None)
+        st = dynamics.step(p, o, pp, order, dem[:, k])
+        total, o, pp = total + st.cost, st.on_hand, st.pipeline
+    return total.mean()
+
+
+def test_rollout_savings_are_the_dynamics_on_common_demand():
     p = small_problem(horizon=12)
     S = 11
     policy = lambda on, pipe, t: np.clip(S - on - pipe.sum(axis=1), 0, p.max_order)  # noqa: E731  (arrays of t)
     on, pipe, t = np.array([0, 6, 30]), np.array([[0, 0], [3, 2], [5, 5]]), np.array([3, 9, 5])
-    a0, costs = rollout_costs(p, policy, on, pipe, t, paths=5, horizon=4, seed=3)
-    assert a0.tolist() == [11, 0, 0]
-    assert np.isinf(costs[1, 0]) and np.isinf(costs[2, 0])  # no order below 0
-    assert np.isinf(costs[2, 2])  # position 40 = max_inventory: no room for one more
-    # state 0 with a - 1 = 10, by hand on the same five demand paths (horizon capped at T - t = 3 for state 1)
+    a0, savings, done = rollout_savings(p, policy, on, pipe, t, paths=5, horizon=4, seed=3)
+    assert a0.tolist() == [11, 0, 0] and done == 3 and (savings[:, 1] == 0).all()
+    assert np.isinf(savings[1, 0]) and np.isinf(savings[2, 0])  # no order below 0
+    assert np.isinf(savings[2, 2])  # position 40 = max_inventory: no room for one more
+    # by hand on the same five demand paths (horizon capped at T - t = 3 for state 1)
     dem = demand_matrix(p, 3 * 5, periods=4, seed=3).reshape(3, 5, 4)
-    total = np.zeros(5)
-    o, pp = np.zeros(5, np.int64), np.zeros((5, 2), np.int64)
-    for k in range(4):
-        order = np.full(5, 10) if k == 0 else policy(o, pp, None)
-        st = dynamics.step(p, o, pp, order, dem[0, :, k])
-        total, o, pp = total + st.cost, st.on_hand, st.pipeline
-    assert costs[0, 0] == pytest.approx(total.mean())
-    total = np.zeros(5)
-    o, pp = np.full(5, 6), np.tile([3, 2], (5, 1))
-    for k in range(3):  # t = 9, 10, 11: the horizon ends after three periods
-        order = np.full(5, 1) if k == 0 else policy(o, pp, None)
-        st = dynamics.step(p, o, pp, order, dem[1, :, k])
-        total, o, pp = total + st.cost, st.on_hand, st.pipeline
-    assert costs[1, 2] == pytest.approx(total.mean())
+    assert savings[0, 0] == pytest.approx(_by_hand(p, policy, 0, [0, 0], 3, 10, dem[0], 4)
+                                          - _by_hand(p, policy, 0, [0, 0], 3, 11, dem[0], 4))
+    assert savings[1, 2] == pytest.approx(_by_hand(p, policy, 6, [3, 2], 9, 1, dem[1], 3)
+                                          - _by_hand(p, policy, 6, [3, 2], 9, 0, dem[1], 3))
+
+
+@pytest.mark.parametrize("lead_time, lost_sales", [(1, True), (2, True), (3, False)])
+def test_dropping_paths_where_the_branches_meet_leaves_the_savings_exact(lead_time, lost_sales):
+    """A base-stock rule makes the three branches meet after L + 1 periods on most paths; those paths stop being
+    simulated, and the savings still equal the full simulation by hand, state by state, under both variants."""
+    p = small_problem(horizon=30, lead_time=lead_time, lost_sales=lost_sales)
+    S = 5 * (lead_time + 1)
+    policy = lambda on, pipe, t: np.clip(S - on - pipe.sum(axis=1), 0, p.max_order)  # noqa: E731
+    rng = np.random.default_rng(lead_time)
+    n, paths, horizon = 12, 7, 9
+    on, pipe, t = rng.integers(0, 12, n), rng.integers(0, 5, (n, lead_time)), rng.integers(0, 20, n)
+    a0, savings, _ = rollout_savings(p, policy, on, pipe, t, paths=paths, horizon=horizon, seed=5)
+    dem = demand_matrix(p, n * paths, periods=horizon, seed=5).reshape(n, paths, horizon)
+    for i in range(n):
+        periods = min(horizon, p.horizon - t[i])
+        greedy = _by_hand(p, policy, on[i], pipe[i], t[i], a0[i], dem[i], periods)
+        for j, d in ((0, -1), (2, 1)):
+            if np.isfinite(savings[i, j]):
+                assert savings[i, j] == pytest.approx(
+                    _by_hand(p, policy, on[i], pipe[i], t[i], a0[i] + d, dem[i], periods) - greedy)
+
+
+def test_the_rollouts_and_the_rounds_stop_at_the_deadline():
+    p = small_problem(horizon=30)
+    norm = default_normalisation(p)
+    net = _base_stock_net(p, 10)
+    policy = GreedyQ(net, norm, p)
+    n = 3 * CHUNK_STATES
+    rng = np.random.default_rng(0)
+    on, pipe, t = rng.integers(0, 12, n), rng.integers(0, 5, (n, 2)), rng.integers(3, 25, n)
+    a0, savings, done = rollout_savings(p, policy, on, pipe, t, paths=4, horizon=6, seed=1, until=0.0)
+    assert done == CHUNK_STATES and savings.shape == (CHUNK_STATES, 3) and a0.size == CHUNK_STATES  # first chunk only
+    full = rollout_savings(p, policy, on, pipe, t, paths=4, horizon=6, seed=1)[1]
+    assert np.array_equal(full[:CHUNK_STATES], savings)  # the chunks are the same computation
+    same, info = improve_network(p, net, norm, 3, RolloutSettings(states=2000), deadline=time.perf_counter() - 1)
+    assert same is net and not info["applied"] and info["rounds"] == [
+        {"kept_after_check": False, "reason": "time budget", "seconds_left": info["rounds"][0]["seconds_left"]}]
+    assert info["rounds"][0]["seconds_left"] < 0
 
 
 def test_fitting_moves_the_neighbours_of_the_greedy_order_and_keeps_the_rest():
