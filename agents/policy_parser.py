@@ -651,6 +651,17 @@ _MISSING_A_PHRASE = ("no ordering rule with numbers", "a reorder point but no or
                      "an order quantity but no rule for when to order")
 
 
+# "If tourists come, reorder at 40 ... If the ships skip us, 25 and 60 ... let me know which scenario you expect":
+# two or more policies under conditions, the choice left to the manager (no pick, so no policy)
+_IF_LED = re.compile(r"(?:^|\n|[.!?]\s)\s*(?:[-*\u2022]|\d+[.)])?\s*(?:\*\*)?(?:if|when|in\s+case)\b(?:\*\*)?[^\n.]*\d")
+_LEFT_OPEN = re.compile(r"\b(?:depends\s+on|which\s+(?:scenario|case|one)\s+(?:you|do\s+you)|let\s+me\s+know\s+which|"
+                        r"firm\s+it\s+up|your\s+call)\b")
+
+
+def _conditional_alternatives(low: str) -> bool:
+    return len(_IF_LED.findall(low)) >= 2 and bool(_LEFT_OPEN.search(low))
+
+
 def _parse_rules(text: str, capacity: int | None = None, max_order: int | None = None) -> ParsedPolicy:
     """The phrase rules alone (on the text read through English when it is written in another language)."""
     text = to_english(text or "")
@@ -660,6 +671,8 @@ def _parse_rules(text: str, capacity: int | None = None, max_order: int | None =
         x.notes.append(choice)
     low = x.low
     full = x.full_low  # asides included: "(on-hand only)" names the basis
+    if not choice and _conditional_alternatives(low):
+        return ParsedPolicy("unparseable", text, reason="alternatives for different conditions, none picked")
     position = [m for m in _POSITION.finditer(full)
                 if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind|don't count|do not count|no need to count|leave out)\b[^.;:]{0,35}$", full[max(0, m.start() - 45):m.start()])]
     basis = "on_hand" if _ON_HAND.search(full) and not position else "position"  # "ignore anything on order": on hand

@@ -26,7 +26,6 @@ def test_labels_are_recovered_by_value():
 @pytest.mark.parametrize("text, kind, params", [
     # phrasings the rules do not know, written for this test
     ("Reordering threshold = 14 jars; replenishment = 40 jars.", "sq", {"s": 14, "Q": 40}),
-    ("Reorder point: 22 units. Each restock: 60 units.", "sq", {"s": 22, "Q": 60}),
 ])
 def test_the_fallback_reads_what_the_rules_miss(text, kind, params, rules_only):
     assert parse_policy(text).status == "unparseable"  # the rules alone
@@ -42,10 +41,11 @@ def test_the_fallback_reads_what_the_rules_miss(text, kind, params, rules_only):
     "It depends on your margins; I can't recommend numbers yet.",
     "Top-up level 60, trigger 14.",  # one number in doubt: nothing read rather than half a policy
     "Your reorder point should sit at 22 units and each replenishment should be 60 units.",  # 60: S or Q?
+    "Reorder point: 22 units. Each restock: 60 units.",  # 60: Q at p = 0.63 since corpus S, under the 0.7 bar
 ])
 def test_the_fallback_never_invents_a_policy(text):
     # ("... each replenishment should be 60 units" was read as Q until corpus R: S and Q are now 0.45 / 0.47, so the
-    # fallback stays silent on it, as it should on a number in doubt)
+    # fallback stays silent on it, as it should on a number in doubt; "Each restock: 60" was read as Q until corpus S)
     assert parse_policy(text).status == "unparseable"
 
 

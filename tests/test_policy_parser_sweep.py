@@ -90,13 +90,15 @@ ADVICE_TRAIN = sorted((Path(__file__).parent.parent / "agents" / "data" / "advic
 
 
 # measured floors: corpora A-L 92.5-100%; M and N (first scores 62% and 66%, 2026-11-25) 90% and 92%; R (120 texts,
-# most in other languages; first score 45%, 54/120, 2026-11-25) 90%
-ADVICE_FLOOR = {"advice_train_m.jsonl": 0.90, "advice_train_n.jsonl": 0.92, "advice_train_r.jsonl": 0.90}
+# most in other languages; first score 45%, 54/120, 2026-11-25) 90%; S (120 texts, two thirds LLM-style markdown;
+# first score 71.7%, 86/120, 2026-11-29; one class fixed so far: conditional alternatives with no pick) 79%
+ADVICE_FLOOR = {"advice_train_m.jsonl": 0.90, "advice_train_n.jsonl": 0.92, "advice_train_r.jsonl": 0.90,
+                "advice_train_s.jsonl": 0.79}
 
 
 @pytest.mark.parametrize("path", ADVICE_TRAIN, ids=lambda p: p.name)
 def test_advice_corpora_written_blind_to_the_code_stay_read(path):
-    # eighteen writers who never saw the parser (docs/dialogue.md)
+    # nineteen writers who never saw the parser (docs/dialogue.md)
     report = evaluate_advice(path)
     assert report.accuracy >= ADVICE_FLOOR.get(path.name, 0.925), report.misses
 
@@ -106,3 +108,18 @@ def test_a_table_of_options_with_a_pick_gives_the_picked_row():
             "Policy B has the lower cost, so that's my pick.")
     p = parse_policy(text)
     assert p.status == "ok" and p.params == {"s": 14, "S": 44}
+
+
+@pytest.mark.parametrize("text", [
+    "Two ways to go:\n- If the festival runs, reorder at 30 and order 90.\n- If it is cancelled, 15 and 45 is plenty.\n"
+    "Let me know which scenario you expect.",
+    "It depends on the weather. When it's hot, order up to 80 each Friday. When it's cold, up to 50. Your call.",
+])
+def test_policies_under_conditions_left_to_the_manager_are_no_policy(text):
+    p = parse_policy(text)
+    assert p.status == "unparseable" and "none picked" in p.reason
+
+
+def test_a_condition_that_only_restates_the_rule_is_still_read():
+    p = parse_policy("If the bin drops to 12, order 30. When sales pick up, keep ordering 30 whenever it hits 12.")
+    assert p.status == "ok" and p.kind == "sq" and p.params["Q"] == 30
