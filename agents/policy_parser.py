@@ -379,15 +379,21 @@ def _after_correction(found: list[_Found], cut: int | None) -> list[_Found]:
     return [f for f in found if f.pos >= cut]
 
 
-_MEANT_NOT = re.compile(r"[.,;\u2026\s-]*\b(?:(?:sorry,?\s+|oops,?\s+)?i\s+meant|(?:sorry|oops)[,:]?\s+(?:[a-z]+\s+){0,2}?)"
+_MEANT_NOT = re.compile(r"[.,;\u2026\s-]*\b(?:(?:sorry,?\s+|oops,?\s+)?i\s+meant|(?:sorry|oops)[,:]?\s+(?:[a-z]+[,:]?\s+){0,2}?)"
                         r"(\d+(?:\.\d+)?)[^.\d]{0,25}?,?\s*not\s+(\d+(?:\.\d+)?)\b", re.I)
+# "Edit: make the order quantity 120 instead of 150": the earlier 150 was this value, revised
+_INSTEAD_OF = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)(?:\s+[a-z]+)?\s+instead\s+of\s+(?:the\s+)?(\d+(?:\.\d+)?)\b", re.I)
 
 
 def _apply_meant(text: str) -> str:
-    for m in list(_MEANT_NOT.finditer(text))[::-1]:
-        right, wrong = m.group(1), m.group(2)
-        head = re.sub(rf"(?<![\d.]){re.escape(wrong)}(?![\d.])", right, text[: m.start()])
-        text = head + text[m.end():]
+    """A value corrected in place ("sorry, I meant 8, not 80"; "120 instead of 150"): the wrong one before it
+    becomes the right one everywhere, and the correction phrase keeps only the right value."""
+    for pattern in (_MEANT_NOT, _INSTEAD_OF):
+        for m in list(pattern.finditer(text))[::-1]:
+            right, wrong = m.group(1), m.group(2)
+            head = re.sub(rf"(?<![\d.]){re.escape(wrong)}(?!\d|\.\d)", right, text[: m.start()])
+            keep = "" if pattern is _MEANT_NOT else text[m.start():m.start(2)].rsplit("instead", 1)[0].rstrip()
+            text = head + keep + text[m.end():]
     return text
 
 
@@ -406,6 +412,7 @@ def _normalise(text: str) -> str:
     text = re.sub(r"\b(?:a|one)\s+dozen\b", "12", text, flags=re.I)
     text = re.sub(r"\b(\d+)\s+dozen\b", lambda m: str(12 * int(m.group(1))), replace_number_words(text), flags=re.I)
     text = text.replace("**", "").replace("`", "")
+    text = re.sub(r"^([ \t>]*)\d{1,2}[.)][ \t]+(?=[A-Za-z])", r"\1- ", text, flags=re.M)  # "1. Reorder point": a list marker
     text = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/·]\s*√?\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "36 + 7.68 = 43.68"
     text = _ROUNDED.sub(_rounded, text)
     text = _apply_meant(text)  # "... 80 bottles ... sorry, I meant 8 bottles, not 80" -> 8 everywhere
@@ -428,8 +435,8 @@ def _normalise(text: str) -> str:
     text = re.sub(r"\b(EOQ)\s*=\s*(?:(?!\.\s)[^\n;]){1,80}?[=≈]\s*(?=\d+(?:\.\d+)?(?:[,.;\s]|$))", r"\1 = ", text,
                   flags=re.I)  # EOQ = sqrt(..) = 122, within its own sentence
     # "s = 2 x 12 + 1.645 x 3.25 x sqrt(2) = 32": a formula (an operator in it) between the name and its value
-    text = re.sub(r"(?<![A-Za-z])([sSQRr])\s*=\s*(?=[^=\n;\\]*?(?:[+×*/·√]|sqrt))(?:[^=\n;\\]{1,80}?[=≈]\s*){1,3}?(?=\d+(?:\.\d+)?(?:[,.;\s]|$))",
-                  r"\1 = ", text)
+    text = re.sub(r"(?<![A-Za-z])([sSQRr])\s*=\s*(?=(?:(?!\.\s)[^=\n;\\])*?(?:[+×*/·√]|sqrt))(?:(?:(?!\.\s)[^=\n;\\]){1,80}?[=≈]\s*){1,3}?"
+                  r"(?=\d+(?:\.\d+)?(?:[,.;\s]|$))", r"\1 = ", text)  # (within one sentence: "s = 21. S = 21 + 74 = 95")
     t = re.sub(r"\d+(?:\.\d+)?(?:\s*[-+*x×/]\s*\d+(?:\.\d+)?)+\s*(?:=|≈)\s*(?=\d)", "", text)  # "14 + 25 = 39" -> "39"
     t = t.replace("\u2264", "<=").replace("**", "").replace("`", "")
     t = re.sub(r"[\u2010\u2011\u2012\u2013\u2014\u2212]", "-", t)  # non-breaking, figure, en/em dash, minus
@@ -517,6 +524,10 @@ _COLUMN = {"reorder at": "s", "reorder point": "s", "reorder level": "s", "order
            "order up to": "S", "order-up-to": "S", "order-up-to level": "S", "order up to level": "S"}
 
 
+_ROW_MARK = re.compile(r"[*_`\u2190-\u21ff\u2605\u2606\u2705\u2713\u2714\u2b50\U0001F300-\U0001FAFF]")
+_ROW_PICKED = re.compile(r"\brecommended\b|\bmy\s+pick\b|\bbest\b|[\u2190\u2605\u2705\u2713\u2714\u2b50]", re.I)
+
+
 def _table_rows(text: str) -> str:
     """A markdown table whose header names s / S / Q columns -> one sentence per row ("Policy A: s = 10, S = 40.").
 
@@ -532,12 +543,26 @@ def _table_rows(text: str) -> str:
             while i < len(lines) and "|" in lines[i]:
                 row = [c.strip() for c in lines[i].strip().strip("|").split("|")]
                 parts = [f"{keys[j]} = {row[j]}" for j in keys if j < len(row)]
-                out.append(f"Policy {row[0]}: " + ", ".join(parts) + ".")
+                label = _ROW_MARK.sub("", row[0]).strip()
+                label = re.sub(r"\s*\([^()]*\)$", "", label).strip() or row[0]  # "B (recommended)" -> "B"
+                out.append(f"Policy {label}: " + ", ".join(parts) + ".")
+                if _ROW_PICKED.search(row[0]) and not _REJECTED.search(row[0]):
+                    named = re.match(r"(?:option|plan|alternative|choice|scenario|policy)\s", label, re.I)
+                    out.append(f"Recommended: {'' if named else 'policy '}{label}.")  # the row the text marks as its pick
                 i += 1
             continue
         out.append(lines[i])
         i += 1
     return "\n".join(out)
+
+
+_REVISED = re.compile(r"\binstead\b|\b(?:update|edit|revised|revision|correction)\b\s*:|\bon\s+second\s+thought|"
+                      r"\bactually\b|\bchanged?\s+my\s+(?:mind|recommendation)", re.I)
+
+
+def _sentence_end(text: str, pos: int) -> int:
+    m = re.compile(r"[.!?](?:\s|$)|\n").search(text, pos)
+    return m.end() if m else len(text)
 
 
 def recommended_part(text: str) -> tuple[str, str]:
@@ -547,13 +572,18 @@ def recommended_part(text: str) -> tuple[str, str]:
     option B's part; sentences that call a policy "not recommended" are dropped. Without a recommendation
     among several options the whole text is kept (and two values for one role stay "unparseable").
     """
+    text = text.replace("**", "")  # "go with **Option C**": emphasis is no part of a label
     labels = [(m.start(), next(g for g in m.groups() if g).lower()) for m in _OPTION_LABEL.finditer(text)]
     rec = [m for m in _RECOMMEND.finditer(text)] + [m for m in _RECOMMEND_AFTER.finditer(text)] + \
         [m for m in _RECOMMEND_LETTER.finditer(text)]
     names = {n for _, n in labels}
     if len(names) >= 2:
-        for r in rec:
-            chosen = next(g for g in r.groups() if g).lower()
+        picks = [(r, next(g for g in r.groups() if g).lower()) for r in rec]
+        # a revised pick ("Update: ... go with option C instead") overrides the first one; else the first stands
+        revised = sorted((pr for pr in picks if _REVISED.search(text[max(0, pr[0].start() - 120):
+                                                                    _sentence_end(text, pr[0].end())])),
+                         key=lambda pr: pr[0].start())
+        for _pick, chosen in revised[::-1] + picks:
             if chosen not in names:
                 continue
             inside = lambda pos: any(q.start() <= pos < q.end() for q in rec)  # noqa: E731
@@ -562,8 +592,9 @@ def recommended_part(text: str) -> tuple[str, str]:
             if not starts or not defs:
                 continue
             start = starts[0]
-            later = [pos for pos, n in defs if pos > start and n != chosen]
-            end = later[0] if later else len(text)
+            later = [pos for pos, n in defs if pos > start and n != chosen] + \
+                [q.start() for q, n in picks if q.start() > start and n != chosen]  # another option's pick ends it
+            end = min(later) if later else len(text)
             return text[:defs[0][0]] + " " + text[start:end], f"option {chosen} of {len(names)} is the recommended one"
     parts = re.split(r"(?<=[.!?])\s+|\n+", text)
     kept = [p for p in parts if not _REJECTED.search(p)]
@@ -636,11 +667,57 @@ def _learned_reading(text: str, rules: ParsedPolicy, capacity: int | None) -> Pa
 
 def parse_policy(text: str, capacity: int | None = None, max_order: int | None = None) -> ParsedPolicy:
     """Parse one advice text; `capacity` resolves "order up to capacity" and checks feasibility. The phrase rules
-    first; where they find no policy, the learned advice model (`agents.policy_learned`) when it is sure."""
+    first; where they see several values for one role, the advice's closing statement alone (a "Final policy"
+    section, or the prose around a table of alternatives) when it states a whole policy; where they find no
+    policy, the learned advice model (`agents.policy_learned`) when it is sure."""
     rules = _parse_rules(text, capacity, max_order)
+    if rules.status == "unparseable" and rules.reason.startswith(_SEVERAL_VALUES):
+        closing = _closing_statement(text or "", capacity, max_order)
+        if closing is not None:
+            return closing
     if rules.status != "unparseable" or not LEARNED_ADVICE or not rules.reason.startswith(_MISSING_A_PHRASE):
         return rules
     return _learned_reading(text or "", rules, capacity) or rules
+
+
+_SEVERAL_VALUES = "two different values for the"
+# the start of a closing statement: "### Final policy", "Recommended policy:", "**Rule**", "Bottom line:",
+# "Edit: make the order quantity 120", "TL;DR"
+_CLOSING_HEAD = re.compile(r"^[ \t>#*_-]*(?:(?:my\s+|the\s+|your\s+)?final\b|recommended\b|(?:my\s+)?recommendation\b|"
+                           r"(?:the\s+)?rule\b|bottom\s+line\b|tl;?\s?dr\b|in\s+short\b|in\s+summary\b|summary\b|"
+                           r"what\s+to\s+do\b|(?:edit|update)\s*:)", re.I | re.M)
+_TABLE_LINE = re.compile(r"^[ \t]*\|.*$\n?", re.M)
+
+
+def _closing_statement(text: str, capacity: int | None, max_order: int | None) -> ParsedPolicy | None:
+    """Where the whole text names several values for one role (the working, the options, a first try), the part
+    that closes it: the last closing section, else the prose without its table of alternatives, when that part
+    alone states a whole policy. The capacity and maximum order stated anywhere in the text still apply to it."""
+    inherited = _stated_limits(_Extractor(recommended_part(_table_rows(replace_number_words(to_english(text))))[0]))
+    heads = list(_CLOSING_HEAD.finditer(text))
+    parts = []
+    if heads and heads[-1].start() > 0:
+        head = heads[-1]
+        # a summary restates values the working reached; one with new values contradicts it (no policy), unless
+        # it says it revises them ("Edit: make it 120")
+        known = None if re.search(r"edit|update", head.group(0), re.I) else _numbers(text[:head.start()])
+        parts.append((text[head.start():], known, "read the closing statement (the working before it names other values)"))
+    if re.search(r"^[ \t]*\|?[ \t]*:?-{3,}", text, re.M):
+        parts.append((_TABLE_LINE.sub("", text), None, "read the prose (the table lists alternatives)"))
+    for part, known, note in parts:
+        got = _parse_rules(part, capacity, max_order, inherited)
+        stated = [got.stated_s, got.params.get("S"), got.params.get("Q")]
+        if known is not None and any(v is not None and v not in known for v in stated):
+            continue
+        if got.status in ("ok", "infeasible"):
+            got.text, got.reason = text, "; ".join(r for r in (got.reason, note) if r)
+            return got
+    return None
+
+
+def _numbers(text: str) -> set[int]:
+    """The whole numbers a text states (as the parser reads them: number words and formulas resolved)."""
+    return {int(round(float(v))) for v in re.findall(r"\d+(?:\.\d+)?", normalise_advice(text))}
 
 
 #: the learned fallback on (experiments and tests switch it off to read the rules alone)
@@ -662,8 +739,28 @@ def _conditional_alternatives(low: str) -> bool:
     return len(_IF_LED.findall(low)) >= 2 and bool(_LEFT_OPEN.search(low))
 
 
-def _parse_rules(text: str, capacity: int | None = None, max_order: int | None = None) -> ParsedPolicy:
-    """The phrase rules alone (on the text read through English when it is written in another language)."""
+def _stated_limits(x: _Extractor) -> tuple[int | None, int | None]:
+    """The capacity and the maximum order the advice itself states (their numbers marked as used)."""
+    low = x.low
+    stated_capacity = None
+    for m in _ACK_CAPACITY.finditer(low):
+        g = next(i for i in (1, 2, 3) if m.group(i))
+        if re.search(r"(?:up\s+to|fill(?:\s+up)?\s+to|order\s+to)\s+(?:the\s+|your\s+)?(?:full\s+)?$",
+                     low[max(0, m.start() - 20):m.start()]):
+            continue  # "order up to the capacity of 80": an order-up-to level, not only a remark
+        stated_capacity = int(float(m.group(g)))
+        x.used.add(m.start(g))
+    stated_capacity = _last_stated(x, _ACK_ROOM_CAPPED, stated_capacity)
+    stated_max_order = None
+    for pattern in (_ACK_MAX_ORDER, _ACK_PER_LOAD, _ACK_PER_ORDER):
+        stated_max_order = _last_stated(x, pattern, stated_max_order)
+    return stated_capacity, stated_max_order
+
+
+def _parse_rules(text: str, capacity: int | None = None, max_order: int | None = None,
+                 inherited: tuple[int | None, int | None] = (None, None)) -> ParsedPolicy:
+    """The phrase rules alone (on the text read through English when it is written in another language).
+    `inherited`: the capacity and maximum order stated elsewhere in the advice, when this is a part of it."""
     text = to_english(text or "")
     part, choice = recommended_part(_table_rows(replace_number_words(text)))
     x = _Extractor(part)
@@ -677,20 +774,11 @@ def _parse_rules(text: str, capacity: int | None = None, max_order: int | None =
                 if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind|don't count|do not count|no need to count|leave out)\b[^.;:]{0,35}$", full[max(0, m.start() - 45):m.start()])]
     basis = "on_hand" if _ON_HAND.search(full) and not position else "position"  # "ignore anything on order": on hand
 
-    stated_capacity = None
-    for m in _ACK_CAPACITY.finditer(low):
-        g = next(i for i in (1, 2, 3) if m.group(i))
-        if re.search(r"(?:up\s+to|fill(?:\s+up)?\s+to|order\s+to)\s+(?:the\s+|your\s+)?(?:full\s+)?$",
-                     low[max(0, m.start() - 20):m.start()]):
-            continue  # "order up to the capacity of 80": an order-up-to level, not only a remark
-        stated_capacity = int(float(m.group(g)))
-        x.used.add(m.start(g))
-    stated_capacity = _last_stated(x, _ACK_ROOM_CAPPED, stated_capacity)
+    stated_capacity, stated_max_order = _stated_limits(x)
+    stated_capacity = stated_capacity if stated_capacity is not None else inherited[0]
+    stated_max_order = stated_max_order if stated_max_order is not None else inherited[1]
     if capacity is None and stated_capacity is not None:
         capacity = stated_capacity
-    stated_max_order = None
-    for pattern in (_ACK_MAX_ORDER, _ACK_PER_LOAD, _ACK_PER_ORDER):
-        stated_max_order = _last_stated(x, pattern, stated_max_order)
 
     # -- notation (case-sensitive: s vs S) -------------------------------------------------------------------------
     trig: list[_Found] = []
@@ -713,6 +801,8 @@ def _parse_rules(text: str, capacity: int | None = None, max_order: int | None =
         if f is None:
             continue
         f.strict = bool(m.group("lt")) and not m.group("orless")
+        if m.group("at") and re.search(r"\b(?:point|level|trigger)\s*$", low[:m.start()]):
+            f.strict = None  # "the reorder point stays at 30": the point's value, not "when stock falls to 30"
         trig.append(f)
     for f in x.all(_TRIGGER_HIT):
         f.strict = False
@@ -853,9 +943,17 @@ _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _WEEKDAY_SCHEDULE = re.compile(rf"\b(?:every|each|on)\s+{_WEEKDAYS}s?\b|\b{_WEEKDAYS}s\b|\bonce\s+a\s+week\b")
 
 
+_FORTNIGHTLY = re.compile(r"\bfortnight(?:ly)?\b|\bbi-?weekly\b|\bevery\s+(?:other|second|two|2)\s+weeks?\b")
+# "just Tuesdays, not Tuesdays and Fridays": the days named after "not" are no part of the schedule
+_NOT_DAYS = re.compile(rf"\bnot\s+(?:on\s+)?{_WEEKDAYS}s?(?:\s*(?:,|and|or|&)\s*{_WEEKDAYS}s?)*")
+
+
 def _period(low: str) -> int | None:
+    low = _NOT_DAYS.sub(" ", low)
     if _EVERY_OTHER_DAY.search(low):
         return 2
+    if _FORTNIGHTLY.search(low) and not _EVERY_N.search(low.replace("fortnight", "")):
+        return 14  # "fortnightly on Thursdays": the fortnight is the period, the weekday only its day
     if re.search(rf"\bevery\s+(?:other|second|2nd|alternate)\s+{_WEEKDAYS}\b", low):
         return 14
     m = _EVERY_WEEKS.search(low)

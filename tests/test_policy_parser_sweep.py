@@ -93,7 +93,7 @@ ADVICE_TRAIN = sorted((Path(__file__).parent.parent / "agents" / "data" / "advic
 # most in other languages; first score 45%, 54/120, 2026-11-25) 90%; S (120 texts, two thirds LLM-style markdown;
 # first score 71.7%, 86/120, 2026-11-29; one class fixed so far: conditional alternatives with no pick) 79%
 ADVICE_FLOOR = {"advice_train_m.jsonl": 0.90, "advice_train_n.jsonl": 0.92, "advice_train_r.jsonl": 0.90,
-                "advice_train_s.jsonl": 0.79}
+                "advice_train_s.jsonl": 0.88}
 
 
 @pytest.mark.parametrize("path", ADVICE_TRAIN, ids=lambda p: p.name)
@@ -123,3 +123,67 @@ def test_policies_under_conditions_left_to_the_manager_are_no_policy(text):
 def test_a_condition_that_only_restates_the_rule_is_still_read():
     p = parse_policy("If the bin drops to 12, order 30. When sales pick up, keep ordering 30 whenever it hits 12.")
     assert p.status == "ok" and p.kind == "sq" and p.params["Q"] == 30
+
+
+# the working names several values, a closing section states the policy (phrasings written here, not a corpus's)
+@pytest.mark.parametrize("text, params", [
+    ("Cover for the lead time: 5 x 3 = 15, plus 6 safety stock gives s = 21. S would be 21 + EOQ = 95, but the "
+     "shelf takes 80, so stop there.\n\n## Final policy\nWhen the position is below 21, order up to 80.",
+     {"s": 21, "S": 80}),
+    ("**Working.** Demand over the lead time is 12; buffer 4 -> reorder point 16. EOQ is about 52, call it 50.\n\n"
+     "**Bottom line:** reorder at 16, order 50 each time.", {"s": 16, "Q": 50}),
+    ("Recommended: reorder point 30, order quantity 90.\n\nEdit: the van only carries 70, so make the order "
+     "quantity 70 instead of 90. The reorder point stays at 30.", {"s": 30, "Q": 70}),
+])
+def test_a_closing_statement_settles_the_values_named_in_the_working(text, params):
+    p = parse_policy(text)
+    assert p.status == "ok" and p.params == params, p.reason
+
+
+def test_a_summary_with_values_the_text_never_reached_is_a_contradiction_not_a_pick():
+    text = ("## Advice\nSet the reorder point at 12 and order up to 40.\n\n## Summary\n- Reorder point: 18\n"
+            "- Order quantity: 30 each time")
+    assert parse_policy(text).status == "unparseable"
+
+
+def test_a_table_of_alternatives_with_the_pick_in_the_prose():
+    text = ("| Fill rate | Reorder point |\n|---|---|\n| 90% | 14 |\n| 95% | 17 |\n| 99% | 22 |\n\n"
+            "For a product that costs you the sale when it is missing, take 95%: reorder point 17, and order up to 60.")
+    p = parse_policy(text)
+    assert p.status == "ok" and p.params == {"s": 17, "S": 60}
+
+
+@pytest.mark.parametrize("text, params", [
+    ("| | s | S |\n|---|---|---|\n| Option A | 8 | 30 |\n| **Option B (recommended)** | 10 | 36 |\n| Option C | 12 | 44 |",
+     {"s": 10, "S": 36}),
+    ("| Plan | s | S |\n|---|---|---|\n| A | 8 | 30 |\n| B \u2705 | 10 | 36 |\n\nB is the one to use.", {"s": 10, "S": 36}),
+    ("Option A: s = 8, S = 30. Option B: s = 10, S = 36. I recommend option A.\n\nUpdate: since the cellar is "
+     "damp, go with **option B** instead.", {"s": 10, "S": 36}),
+])
+def test_the_marked_or_revised_option_is_the_pick(text, params):
+    p = parse_policy(text)
+    assert p.status == "ok" and p.params == params, p.reason
+
+
+@pytest.mark.parametrize("text, params", [
+    ("Order 45 when you get to 20. Oops, typo: order 40 not 45.", {"s": 21, "Q": 40}),
+    ("Keep the reorder point at 25 and order 70; on reflection order 60 instead of 70.", {"s": 25, "Q": 60}),
+])
+def test_a_value_corrected_in_place_replaces_the_wrong_one(text, params):
+    p = parse_policy(text)
+    assert p.status == "ok" and p.params == params, p.reason
+
+
+@pytest.mark.parametrize("text, T", [
+    ("Fortnightly, on Mondays: order up to 90.", 14),
+    ("Every Wednesday -- sorry, only Wednesdays, not Wednesdays and Saturdays -- top up to 50.", 7),
+])
+def test_schedules_with_a_day_and_a_fortnight_or_a_struck_day(text, T):
+    p = parse_policy(text)
+    assert p.status == "ok" and p.kind == "periodic" and p.params["T"] == T, p.label()
+
+
+def test_a_numbered_list_marker_is_no_order_size():
+    text = "Your supplier caps an order at 50, so that is the order size:\n\n1. Reorder point: 12 units.\n2. Order quantity: 50."
+    p = parse_policy(text)
+    assert p.status == "ok" and p.params == {"s": 12, "Q": 50}, p.reason
