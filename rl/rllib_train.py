@@ -7,8 +7,9 @@ plain torch network that is shipped in `dqn_weights.pth` and evaluated in the Mo
 Speed settings and why (2-core machine; see docs/rl.md for the measurements):
 * num_env_runners=0: sampling runs in the trial's own process, so one trial = one CPU and two trials run side
   by side on two cores with no extra worker processes;
-* num_envs_per_env_runner=16 (gymnasium sync vector env) with a short rollout fragment: one RLModule forward
-  pass serves 16 environment steps;
+* num_envs_per_env_runner=64 in one numpy-vectorised env (`rl.rllib_env`) with a rollout fragment of 32: one
+  RLModule forward pass serves 64 environment steps, one sample call gives 2,048 steps, then the 96 updates owed
+  run in one Learner call (fragments of 8 ran 2,600-3,400 steps/s, 32 ran 3,200-4,000; docs/rl.md);
 * train batch 256 with training_intensity 12 (each sampled transition replayed 12 times; the natural ratio,
   4, learned too little per sample), learning rate 1e-3 -> 1e-4 linearly over the step budget;
 * gamma = 1 (finite horizon, time in the observation), double Q, 3-step returns, a uniform episode replay
@@ -64,7 +65,7 @@ class RLlibSettings:
     total_steps: int = 200_000
     time_budget_s: float | None = 60.0  # wall clock for training and the searches after it (None: no limit)
     num_envs_per_env_runner: int = 64
-    rollout_fragment_length: int = 8  # 512 steps per sample call, then 24 updates (measured faster than 1)
+    rollout_fragment_length: int = 32  # 2,048 steps per sample call, then 96 updates (measured faster than 1 and 8)
     vector_env: bool = True  # one numpy-vectorised env (rl.rllib_env) instead of N gymnasium copies
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "relu"
