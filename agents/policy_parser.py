@@ -218,12 +218,14 @@ _TRIGGER_LEAD_LT = re.compile(r"(?:^|[:;,.(\n]\s*)(?:below|under|fewer\s+than|le
 _TRIGGER_NOUN_LT = re.compile(r"(?:stock|inventory|position|level|count|on[\s-]hand|pipeline|in\s+stock|in[\s-]transit|on[\s-]order|"
                               r"total|combined|together)\s+(?:is\s+|of\s+)?(?:below|under|less\s+than|"
                               r"lower\s+than|fewer\s+than)\s+" + APPROX + NUM)
+_TRIGGER_HAVE_LT = re.compile(r"\b(?:you|we|they|i)\s+(?:have|hold|keep|carry|get\s+down\s+to)\s+(?:fewer|less)\s+than\s+"
+                              + APPROX + NUM + NOT_TIME)  # "whenever you have fewer than 18 bottles"
 _TRIGGER_LEFT = re.compile(r"(?:have|has|with|are|'re)\s+(?:only\s+)?" + APPROX + NUM + r"(?:\s*(?:-|to)\s*\d+)?" + r"\s*(?:units?|items?|[a-z]+)?\s+(?:or\s+(?:fewer|less)\s+)?left")
 # "reorder when the stock is around 12-15": a trigger said with an approximate level
 _TRIGGER_IS_ABOUT = re.compile(r"\b(?:when|once|whenever|if)\b[^.;\n]{0,40}?\b(?:stock|inventory|level|count|position)\s+(?:is|are|gets|reaches|"
                                r"sits)\s+(?:at\s+)?(?:around|about|roughly|approximately|near)\s+" + APPROX + NUM)
 _TRIGGER_SYMBOL = re.compile(r"(?:position|inventory|stock|ip|level|on[\s-]?hand|transit|on[\s-]?order|pipeline|total|state|count|\)|\bx)"
-                             r"\s*(?P<op><=|≤|=<|<)\s*" + NUM)
+                             r"\s*(?P<op><=|≤|=<|<)\s*" + NUM + r"(?!\.?\d|\s*%)")  # not "P(D > s) < 1%"
 _REORDER_POINT = re.compile(
     r"(?:re-?order(?:ing)?|trigger|minimum|min)[\s-]+(?:point|level|threshold|trigger|stock\s+level|inventory\s+level)s?"
     r"(?:\s*\((?:s|r|rop)\))?(?:\s+(?:i|we)\s+(?:computed|calculated|got|derived|found|suggest|recommend))?"
@@ -309,7 +311,7 @@ _RANGE_HIGH = re.compile(r"\s*(?:-|–|—|to|or)\s*\$?(\d+(?:\.\d+)?)(?!\s*(?:d
 # a capacity the advice itself states ("your storage capacity is 80 units", "with room for 80")
 _ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|(?:holds?|takes?|fits?|accommodates?)(?!\s+(?:to|it|a\s+while|time|longer|(?:only\s+)?multiples|\d+\s*(?:days?|weeks?|hours?)))\s+(?:at\s+most|up\s+to|only)?|"
                            r"(?:can|could)\s+(?:only\s+)?(?:store|hold|fit|keep|take))\D{0,25}?"
-                           r"(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|hours?|months?|years?|minutes?|%|percent|dollars|cents)\b)(?=\s*(?:[^\W\d_]+\s*){0,2}(?:\.|,|;|\)|$|\s-|\u2013|\u2014|and\b|but\b|so\b|with\b|in\b|at\b|max\b|tops\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
+                           r"(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|hours?|months?|years?|minutes?|%|percent|dollars|cents|runs?|trips?|deliveries|orders?|loads?|visits?|times)\b)(?=\s*(?:[^\W\d_]+\s*){0,2}(?:\.|,|;|\)|\||$|\s-|\u2013|\u2014|and\b|but\b|so\b|with\b|in\b|at\b|max\b|tops\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
                            r"(?:storage\s+)?capacity|"
                            # "your 90-case shed": a store named by how many it holds
                            r"\b(\d+)-(?!(?:foot|feet|ft|metre|meter|m|sq|square|litre|liter|l|gallon|tonne|ton|kg|cubic|year|day|week|hour|"
@@ -325,9 +327,11 @@ _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?o
                             r"can't|cannot|don't|do\s+not)\s+(?:take|accept|ship|deliver|send|do)\s+(?:orders?\s+|more\s+than\s+)?"
                             r"(?:over|above|more\s+than|bigger\s+than|larger\s+than|beyond)?\s*" + NUM)
 _ACK_PER_LOAD = re.compile(r"\b(?:caps?|limits?)\s+(?:each\s+|every\s+|a\s+|the\s+)?(?:orders?|drops?|deliver(?:y|ies)|shipments?|"
-                           r"runs?|loads?|trips?|parcels?|batch(?:es)?|consignments?)\s+(?:at|to)\s+" + NUM + r"|\b(?:van|truck|lorry|barge|boat|ship|courier|trailer)\b"
+                           r"runs?|loads?|trips?|parcels?|batch(?:es)?|consignments?)\s+(?:at|to)\s+" + NUM + r"|\b(?:van|truck|lorry|barge|boat|ship|courier|trailer|ute|pickup|car)\b"
                            r"\D{0,20}?\b(?:takes|carries|holds|fits)\s+(?:only\s+)?" + NUM
-                           + r"(?=\s*(?:[a-z]+\s+)?(?:a|per|each|every)\s+(?:shipment|trip|load|delivery|run|drop|order|crossing))")
+                           + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:a|per|each|every)\s+(?:shipment|trip|load|delivery|run|drop|order|crossing))"
+                           r"|\b(?:run|order|delivery|load|trip|shipment)\s+(?:cap|limit|max(?:imum)?)\s*:\s*" + NUM
+                           + r"|\bmax_?order\"?\s*[:=]\s*" + NUM)
 _ACK_PER_ORDER = re.compile(r"\b(?:limit|cap|max(?:imum)?|ceiling)\s+of\s+" + NUM + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an)\s+order)|"
                             # "sells at most 1,000 m per order", "will not take more than one parcel of 100 per order"
                             r"\b(?:(?!orders\b|buys\b)[a-z]{2,}s\s+at\s+most\s+|"  # "the mill grinds at most 2 000 kg per run"
@@ -344,7 +348,10 @@ _ACK_PER_ORDER = re.compile(r"\b(?:limit|cap|max(?:imum)?|ceiling)\s+of\s+" + NU
 _ACK_ROOM_CAPPED = re.compile(r"\b(?:store\s?room|stock\s?room|storage|warehouse|cellar|shelf|shelves|fridge|freezer|room|space|locker|"
                               r"cupboard|cabinet|safe|rack|tank|cage|yard|container|store)\s+"
                               r"(?:is\s+|being\s+)?(?:capped|limited|maxed(?:\s+out)?)\s+(?:at|to)\s+" + NUM
-                              + r"|\b(?:licen[cs]e|permit|legal|fire|safety|storage)\s+(?:limit|cap|maximum)\s+(?:of|is)\s+" + NUM)
+                              + r"|\b(?:licen[cs]e|permit|legal|fire|safety|storage)\s+(?:limit|cap|maximum)\s+(?:of|is)\s+" + NUM
+                              + r"|(?:^|\n)[\s*>-]*(?:cold\s+room|store\s?room|stock\s?room|storage|warehouse|cellar|shelf|shelves|"
+                              r"fridge|freezer|cooler|locker|tank|space|capacity)\s*:\s*" + NUM
+                              + r"|\bmax_?inventory\"?\s*[:=]\s*" + NUM)  # a tool's output: {"max_inventory": 240}
 _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
 
 
@@ -803,6 +810,9 @@ def _parse_rules(text: str, capacity: int | None = None, max_order: int | None =
         f.strict = bool(m.group("lt")) and not m.group("orless")
         if m.group("at") and re.search(r"\b(?:point|level|trigger)\s*$", low[:m.start()]):
             f.strict = None  # "the reorder point stays at 30": the point's value, not "when stock falls to 30"
+        if re.search(r"\b(?:demand|sales|usage|consumption)\s*$", low[:m.start()]):
+            x.used.discard(f.pos)  # "demand is exactly 85 per day": how much sells, no trigger
+            continue
         trig.append(f)
     for f in x.all(_TRIGGER_HIT):
         f.strict = False
@@ -811,7 +821,7 @@ def _parse_rules(text: str, capacity: int | None = None, max_order: int | None =
     if gone and not trig:
         trig.append(_Found(0.0, gone.start(), strict=False))
     trig += x.all(_REORDER_AT) + x.all(_TRIGGER_AT)
-    for f in x.all(_TRIGGER_BARE_LT) + x.all(_TRIGGER_NOUN_LT) + x.all(_TRIGGER_LEAD_LT):
+    for f in x.all(_TRIGGER_BARE_LT) + x.all(_TRIGGER_NOUN_LT) + x.all(_TRIGGER_LEAD_LT) + x.all(_TRIGGER_HAVE_LT):
         f.strict = True
         trig.append(f)
     for f in x.all(_TRIGGER_ORLESS) + x.all(_TRIGGER_IS_ORLESS) + x.all(_TRIGGER_LEFT) + x.all(_TRIGGER_IS_ABOUT):
@@ -886,6 +896,10 @@ def _parse_rules(text: str, capacity: int | None = None, max_order: int | None =
             return ParsedPolicy("infeasible", text, kind="ss", basis=basis, params={"s": s_eff, "S": S_i},
                                 reason=f"order-up-to level {S_i} is above the capacity the advice itself states "
                                        f"({stated_capacity})")
+        if S_i is None and Q_i is not None and stated_capacity is not None and Q_i > stated_capacity:
+            return ParsedPolicy("infeasible", text, kind="sq", basis=basis, params={"s": s_eff, "Q": Q_i},
+                                reason=f"order quantity {Q_i} is above the capacity the advice itself states "
+                                       f"({stated_capacity}): it cannot be received even into an empty store")
         if S_i is None and Q_i is not None and stated_max_order is not None and Q_i > stated_max_order:
             return ParsedPolicy("infeasible", text, kind="sq", basis=basis, params={"s": s_eff, "Q": Q_i},
                                 reason=f"order quantity {Q_i} is above the maximum order the advice itself states "
@@ -940,6 +954,8 @@ def _parse_rules(text: str, capacity: int | None = None, max_order: int | None =
 
 
 _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+# the days a schedule names: "every Monday and Thursday", "Tuesdays", "on Fridays" (not "delivers Saturday morning")
+_WEEKDAY_LIST = re.compile(rf"(?:\b(?:every|each|on)\s+{_WEEKDAYS}s?|\b{_WEEKDAYS}s\b)(?:\s*(?:,|and|&|or|\+)\s*{_WEEKDAYS}s?\b)*")
 _WEEKDAY_SCHEDULE = re.compile(rf"\b(?:every|each|on)\s+{_WEEKDAYS}s?\b|\b{_WEEKDAYS}s\b|\bonce\s+a\s+week\b")
 
 
@@ -962,7 +978,7 @@ def _period(low: str) -> int | None:
     if _MONTHLY.search(low):
         return 30
     if _WEEKDAY_SCHEDULE.search(low):
-        if len(set(re.findall(_WEEKDAYS, low))) > 1:
+        if len({d for m in _WEEKDAY_LIST.finditer(low) for d in re.findall(_WEEKDAYS, m.group(0))}) > 1:
             return None  # "every Monday and Thursday": not one fixed period
         return 7  # "order 20 every Friday": a weekly review on a fixed day
     m = _EVERY_N.search(low)
