@@ -558,7 +558,7 @@ _PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|
                          r"(?:has|have|needs?) to (?:go|be sold|sell) (?:by|before) (?:the end of the day|closing|tonight)|"
                          r"\bthrow (?:them|it)(?: out| away)?\s*$")
 _BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'ll) (?:just )?order it|(?<!their )(?<!his )(?<!its )backlog\w*|back[\s-]?order\w*|"
-                      r"(?<!the )(?<!our )(?<!a )(?<!we )(?<!i )\bwait\w*(?! (?:is|was) )|special[\s-]order\w*|"
+                      r"(?<!the )(?<!our )(?<!a )(?<!we )(?<!i )(?<!no )\bwait\w*(?! (?:is|was) )|special[\s-]order\w*|"
                       r"collects? (?:it |them )?(?:later|when|once)|(?<!nothing )(?<!never )carr(?:y|ied|ies) (?:it |them )?over|"
                       r"(?:shipped|filled|fulfilled|sent|delivered) (?:later|when|once|as soon)|"
                       r"(?:leave|leaves|put down|pay|pays) (?:a|their) (?:deposit|name|number|details)|come back (?:later|for)|rain[\s-]?check|"
@@ -685,9 +685,18 @@ _MIXED = re.compile(r"\bsome\b[^.;]{0,60}\b(?:others?|some|rest|most|many|a lot|
                     r"\bmixed\b|\bmix of\b|\bbit of both\b|\bboth\b")
 
 
+# today's stock, said with an order-now question or as news: a count, never a field of the table
+_STOCK_NOW_BEFORE = re.compile(r"\b(?:i|we)\s+(?:have|'ve got|have got|got|'ve)(?:\s+(?:only|just|about|around))?\s*$")
+_STOCK_NOW_AFTER = re.compile(r"\s*(?:[a-z]+\s+){0,2}?(?:coming|on (?:the|its|their) way|in transit|arriving|due (?:in|on|tomorrow))\b|"
+                              r"\s*(?:[a-z]+\s+){0,1}(?:left|in stock|on hand|on the shel(?:f|ves))\s+(?:right now|now|soon|today)\b|"
+                              r"\s*(?:[a-z]+\s+){0,1}in (?:the|my|our) [a-z]+(?: [a-z]+)? (?:right now|at the moment|today|now|soon)\b")
+# ("right now" reads "soon" after the idioms)
+
+
 # the second group of a mixed answer, whatever it does: "others take it to another pharmacy", "the odd one walks"
 _OTHER_GROUP = re.compile(r"\b(?:others?|the rest|the other half|(?:the )?odd one|plenty|walk-ins|some (?:\w+ )?(?:don't|won't|"
-                          r"do not|will not|can't))\b")
+                          r"do not|will not|can't))\b|\bsome\b[^.;]{3,80}\b(?:and|but|,|while|whereas)\s+some\b")
+# "some folks wait ... and some just ride over to the REI": two groups named "some", whatever the second one does
 _LIMITED_WAIT = re.compile(r"\bwait\w*\b[^.;]{0,30}\b(?:at most|max(?:imum)?|tops)\b[^.;]{0,20}\b(?:after that|then|beyond that)\b")
 
 
@@ -699,6 +708,7 @@ _OUT_COND = re.compile(r"\b(?:run|runs|ran|running) (?:out|dry|short)|\b(?:we're
                        r"\bwithout (?:one|it|stock)|\b(?:every|each|any) \w+ (?:\w+ )?short\b|\bif (?:there are|there's) no\b|"
                        r"\b(?:every|each|any) \w+ (?:we|i) (?:can't|cant|cannot|couldn't) \w+")
 _GO_TO = re.compile(r"\b(?:go|goes|going|went|nip|nips|pop|pops|run|runs|head|heads|off|drive|drives|walk|walks|hop|hops|"
+                    r"ride|rides|cycle|cycles|bike|bikes|"
                     r"try|tries|trot|trots|shoot|shoots|dash|dashes|leg it)\s+(?:\w+\s+){0,2}?(?:to|over to|down to|round to|"
                     r"across to|up to|into)\s+(?!wait\b|order\b|the back\b|work\b|bed\b|sleep\b)[\w&'-]+")
 
@@ -1119,6 +1129,9 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             continue  # "room 12", "aisle 4": a label
         if q.kind == "bare" and _OTHER_THINGS.match(q.suffix):
             continue  # "3 delivery vans", "12 staff"
+        if q.kind in ("bare", "count") and not q.period and (_STOCK_NOW_BEFORE.search(q.prefix[-30:])
+                                                              or _STOCK_NOW_AFTER.match(q.suffix)):
+            continue  # "I have 40 in the fridge", "60 coming tomorrow": today's stock, not a capacity or any field
         if _moneyish(q, sentence):
             container = _per_container(q)
             if container is not None and container in seen.container_sizes:

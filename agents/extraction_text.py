@@ -243,6 +243,9 @@ _IDIOMS: list[tuple[str, str]] = [
      r"right away|straight away)\b", r"\1 0 days"),
     (r"\b(?:instantly|immediately|right away|straight away|right now|asap)\b", " soon "),
     (r"\bno lead[\s-]?time\b", "lead time 0 days"),
+    # "14 rolls a fortnight" is a rate like "14 rolls a week" (not "1 week to a fortnight", a span)
+    (r"\b(\d+(?:\.\d+)?\s+(?:(?!(?:days?|weeks?|months?|to|or|and|in|within|every)\b)[a-z]+\s+){0,2})a\s+fortnight\b",
+     r"\1per fortnight"),
     (r"(?<!per )(?<!each )(?<!every )\b(?:a\s+)?fortnight\b", "14 days"),  # "per fortnight" stays a rate
     # half a year is 182 or 183 days: two candidates, so the agent asks (never a silent pick)
     (r"\bhalf (?:a|one|the) year\b|\bhalf[\s-]year\b", "182 or 183 days"),
@@ -374,10 +377,17 @@ def _one_row_table(text: str) -> str:
     return " ".join(f"{h} {c}." for h, c in zip(head, row, strict=True) if h and c)
 
 
+# a name with a number in it ("A4 reams", "CO2 cylinders", "MP3 players"): the digit is no value (spelled out so
+# that nothing reads it); one letter only for paper sizes A-C, since "K50", "Q350" or "E2" are money
+_CODE = re.compile(r"(?<![\w$\u20ac\u00a3.,])([A-C]|[A-Z]{2})(\d)(?![\w]|[.,]\d)")  # not "K500" / "Q350" (money)
+_DIGIT_NAMES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
 def _prepare(text: str) -> str:
     """Structure before case is lost: list markers removed, run-on sentences split, "R150" (rand) as money."""
     text = _one_row_table(text)
     text = re.sub(r"(?<![\w$])R\s?(?=\d)", "$", text)
+    text = _CODE.sub(lambda m: m.group(1) + "".join(_DIGIT_NAMES[int(d)] for d in m.group(2)), text)
     text = _EMOJI.sub(" , ", text)  # "safe holds 40 💍 supplier max 15": emoji between items separate them
     text = _inline_list(text)  # first: "1) fee 18  2) lt 2 days  3) space for 500" is one list, not a lone "1)"
     if len(_LIST_MARKER.findall(text)) >= 2:  # a list has two items at least; a lone "3." is an answer
@@ -404,6 +414,8 @@ def normalise_text(text: str) -> str:
     s = re.sub(r"(?<!or )\b(?:minus|negative)\s+(?=\d)", "-", s)
     s = re.sub(r"\bplus\s+(?=\d)", "+", s)
     s = re.sub(r"\b(\d+) dozen\b", lambda m: str(int(m.group(1)) * 12), s)
+    s = re.sub(r"\b(\d+) gross\b(?! (?:margin|profit|sales|revenue|income|weight|pay))",
+               lambda m: str(int(m.group(1)) * 144), s)  # "the shelves fit 3 gross": 432
     s = re.sub(r"\b(\d+) and a half\b", r"\1.5", s)
     s = re.sub(r"\b(\d+)[ -]?(?:hours?|hrs?|h)\b", lambda m: f"{int(m.group(1)) // 24} days" if int(m.group(1)) % 24 == 0
                and int(m.group(1)) else m.group(0), s)
@@ -557,10 +569,14 @@ def scan_quantities(sentence: str) -> list[Quantity]:
             hedged = re.fullmatch(r"\s*,?\s*(?:and |but |or )?(?:sometimes|occasionally|at times|now and then|"
                                   r"or even|maybe even|up to|maybe|perhaps|possibly|or maybe|or perhaps|could be|might be)\s*", between)
             compatible = q.kind == "bare" or r.kind in ("bare", "count", q.kind)
-            if (joined or hedged) and compatible and abs(r.raw) >= abs(q.raw):
+            both_units = q.kind == r.kind == "duration" and q.days != r.days  # "1 week to 14 days": both in days
+            if (joined or hedged) and compatible and (abs(r.value) >= abs(q.value) if both_units else abs(r.raw) >= abs(q.raw)):
                 merged = r
                 scale = abs(r.value / r.raw) if r.raw else 1.0
-                if q.kind != "bare":
+                if both_units:
+                    merged.days, merged.raw, scale = 1, r.value, 1.0
+                    q.raw = q.value
+                elif q.kind != "bare":
                     merged.kind, merged.days = q.kind, q.days
                     scale = abs(q.value / q.raw) if q.raw else 1.0
                 merged.high = abs(r.raw) * scale

@@ -183,3 +183,36 @@ def test_a_fractional_period_count_is_asked_never_stored():
     r = parse_utterance("It takes a week and a half to arrive.")
     assert "lead_time" not in r.values
     assert r.ambiguous["lead_time"] == (10, 11)
+
+
+# corpus S's classes (phrasings written here, not the corpus's)
+def test_two_groups_named_some_are_mixed_behaviour_whatever_the_second_does():
+    r = parse_utterance("when we're out of inner tubes some riders wait for the delivery and some cycle over to Halfords")
+    assert "state_transition_model" not in r.values and set(r.conflicts["state_transition_model"]) == {"backlog", "lost_sale"}
+
+
+def test_no_waiting_is_not_customers_waiting():
+    assert parse_utterance("we bake them on site so no waiting").values.get("state_transition_model") != "backlog"
+
+
+@pytest.mark.parametrize("text", [
+    "How many should I order today? I have 18 in the cooler right now and 24 coming on Thursday.",
+    "We've got 35 left on the shelf now.",
+])
+def test_todays_stock_is_a_count_never_a_capacity(text):
+    r = parse_utterance(text)
+    assert r.values == {} and not r.conflicts, r.values
+
+
+@pytest.mark.parametrize("text, values", [
+    ("B5 notebooks: about 12 a day, Poisson", {"demand_type": "random", "demand_distribution": "poisson(12)"}),
+    ("CO2 refills: we sell exactly 3 a day, never more, never less", {"demand_type": "deterministic", "demand_distribution": "3"}),
+    ("we go through 28 filters a fortnight, always the same", {"demand_type": "deterministic", "demand_distribution": "2"}),
+    ("the rack behind the till fits 2 gross", {"max_inventory": 288}),
+])
+def test_codes_gross_and_fortnightly_rates(text, values):
+    assert parse_utterance(text).values == values
+
+
+def test_a_span_in_two_units_is_in_days():
+    assert parse_utterance("delivery takes 1 week to 10 days").ambiguous == {"lead_time": (7.0, 10.0)}
