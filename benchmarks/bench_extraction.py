@@ -1,12 +1,12 @@
 """Extraction benchmark: full dialogues (offline agent vs. the offline imitator, read-back on), reading speed,
-the dev corpora, and a blind held-out set (v13; v12 ... v3 with --set).
+the dev corpora, and a blind held-out set (v14; v13 ... v3 with --set).
 
     .venv/bin/python benchmarks/bench_extraction.py [--dialogues 200] [--heldout] [--no-check]
         [--llm-base-url URL --model NAME]   # corpora and held-out set through the LLM backend
 
 Targets (exit 1 on a miss unless --no-check): table exactly right at the end >= 97% (typical) and >= 95% (vague)
 with the read-back on; reading linear in the message length (time per character at 64 kB and 1 MB within 2x of
-16 kB, 1 MB under 60 s); held-out v13 (only with --heldout [--set v12|v11|v10|v9|v8|v7|v6|v5|v4|v3], checksum verified first):
+16 kB, 1 MB under 60 s); held-out v14 (only with --heldout [--set v13|v12|v11|v10|v9|v8|v7|v6|v5|v4|v3], checksum verified first):
 >= 95% of fields right and 0 invented values. Median turns are reported against the figures before the read-back (11.3 / 15.1 mean turns,
 median 11 / 15). Everything offline is deterministic; timings are wall-clock on a shared machine.
 """
@@ -30,7 +30,7 @@ from inventory.spec import PARAMETERS  # noqa: E402
 DATA = DEFAULT_CORPUS.parent
 DEV_SETS = ("extraction_corpus.jsonl", "extraction_holdout.jsonl", "extraction_holdout_v2.jsonl")
 BLIND = Path(__file__).resolve().parent.parent / "tests" / "data"  # the blind sets, never training data
-HELDOUT_SETS = ("v13", "v12", "v11", "v10", "v9", "v8", "v7", "v6", "v5", "v4", "v3")  # v13: the next blind set (v3-v12 were scored once, then spent)
+HELDOUT_SETS = ("v14", "v13", "v12", "v11", "v10", "v9", "v8", "v7", "v6", "v5", "v4", "v3")  # v14: the next blind set (v3-v13 were scored once, then spent)
 SHORT = {"time_horizon": "T", "demand_type": "type", "demand_distribution": "demand", "perishability": "perish",
          "state_transition_model": "trans", "holding_cost": "h", "penalty_cost": "p", "setup_cost": "K",
          "lead_time": "L", "max_inventory": "Imax", "max_order": "qmax", "risk_tolerance": "risk"}
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--study-seed", default="bench")
     ap.add_argument("--presets", default="expert,typical,vague")
     ap.add_argument("--heldout", action="store_true", help="score a blind held-out set (checksum first)")
-    ap.add_argument("--set", default="v13", choices=HELDOUT_SETS, help="which held-out set (default v13)")
+    ap.add_argument("--set", default="v14", choices=HELDOUT_SETS, help="which held-out set (default v14)")
     ap.add_argument("--skip-dialogues", action="store_true")
     ap.add_argument("--no-check", action="store_true")
     add_llm_arguments(ap)
