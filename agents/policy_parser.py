@@ -254,6 +254,9 @@ _UPTO_REACH = re.compile(r"\b(?:order|buy|get|bring\s+in)\s+enough\b[^.;\n]{0,60
                          # "order until you have 60 again"
                          + r"|\b(?:order|buy|restock|refill)\w*\s+until\s+(?:you|we|it|the\s+\w+)\s+(?:have|has|hold|holds|reach|reaches|"
                          r"get\s+(?:back\s+)?to|are\s+at|is\s+at|are\s+back\s+at)\s+(?:again\s+)?" + APPROX + NUM)
+# a par level is an order-up-to level: "par of 40", "par stock: 60", "back to a par somewhere between 45 and 55"
+_UPTO_PAR = re.compile(r"\bpar(?:\s+(?:level|stock))?(?:\s*[=:]|\s+(?:of|at|is|to|be|set\s+at|set\s+to))*\s*" + APPROX + NUM + NOT_TIME +
+                       r"|\b(?:up|back)\s+to\s+(?:a\s+|the\s+|your\s+)?par(?:\s+(?:level|stock))?\s+(?:of\s+)?" + APPROX + NUM + NOT_TIME)
 _UPTO_LABEL = re.compile(r"order[\s-]+up[\s-]+to(?:\s+level)?(?:\s*\(s\))?\s*(?:[:=]|of|is)\s*" + APPROX + NUM)
 _MAX_EQ = re.compile(r"\bmax(?:imum)?(?:\s*[=:]|\s+(?:at|of|to|is))\s*" + NUM + r"(?!\s*(?:units?\s+)?(?:per|each|a)\s+order)")
 _CAPACITY = re.compile(
@@ -840,7 +843,7 @@ def _parse_rules(text: str, capacity: int | None = None, max_order: int | None =
     bases = x.all(_BASE_STOCK) + x.all(_KEEP_AT) + x.all(_HOLD_AS_BASE)
     caps = x.all(_CAP)
     upto += x.all(_UPTO_NAMED) + x.all(_UPTO_LABEL) + x.all(_UPTO_VERB) + x.all(_MAX_EQ)
-    upto += x.all(_UPTO_REACH)
+    upto += x.all(_UPTO_REACH) + x.all(_UPTO_PAR)
     to_capacity = bool(_CAPACITY.search(low))
     multiples = [f for f in x.all(_MULTIPLES) if not re.search(r"\([^()]*$", low[:f.pos])]  # "(comes in multiples of 5)"
     qty += x.all(_BATCH_AT)

@@ -214,3 +214,12 @@ def test_triggers_rates_and_trips_are_told_apart(text, params):
 def test_a_delivery_day_is_not_a_second_order_day():
     p = parse_policy("Every Monday, order enough to bring the shelf up to 45. The van then arrives Wednesday afternoon.")
     assert p.status == "ok" and p.kind == "periodic" and p.params == {"T": 7, "S": 45}, p.label()
+
+
+@pytest.mark.parametrize("text, label", [
+    ("Par stock 45, and reorder when you drop below 15.", "ss(s=15, S=45)"),
+    ("Keep a par of 24 and top the fridge up to par every morning.", "base_stock(S=24)"),
+    ("Every Thursday bring the shelf back up to a par of 36.", "periodic(T=7, S=36)"),
+])
+def test_a_par_level_is_an_order_up_to_level(text, label):
+    assert parse_policy(text).label() == label
