@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agents.extraction_guard import check_message
 from agents.extraction_rules import ParseResult, parse_utterance
 from agents.imitator.scoring import values_match
 from inventory.problem import ParameterError
@@ -80,10 +81,13 @@ def _match(name: str, got, expected) -> bool:
 def reader(backend=None):
     """`read(text, context) -> ParseResult`: the offline rules, or any extraction backend (e.g. the LLM one,
     through an OpenAI-compatible endpoint) asked through a fresh agent whose open question is `context`."""
-    if backend is None:
-        return lambda text, context: parse_utterance(text, context)
-
     def read(text: str, context: str | None) -> ParseResult:
+        # the agent refuses what it cannot trust (empty, too long, not English) before any reader sees it, and a
+        # refused message changes nothing: score what the agent stores, not what a reader would have guessed
+        if check_message(text) is not None:
+            return ParseResult()
+        if backend is None:
+            return parse_utterance(text, context)
         from agents.extraction import ExtractionAgent
 
         agent = ExtractionAgent(backend)

@@ -15,18 +15,43 @@ __all__ = ["MAX_MESSAGE_CHARS", "check_message"]
 #: A manager's answer is a few sentences; ten times that is still accepted.
 MAX_MESSAGE_CHARS = 2000
 
-# English function words and the domain's most common words: an English message of three or more words
-# almost always contains one of them; French, German, Spanish, ... messages almost never do.
-_ENGLISH = set("""
+# English function words: every English message of a few words has some; a message in another language that
+# borrows "delivery" or "order" still has almost none of them
+_ENGLISH_FUNCTION = set("""
 a about above after again all also always am an and any are around as at be because been before being below
 between both but by can could did do does doing don't down during each every few for from had has have having he
 her here his how i i'd i'll i'm i've if in into is isn't it it's its just let's like many maybe me more most much
 my no nor not now of off often on once one only or other our out over per please same she should so some such
 than that that's the their them then there these they they're this those through to too two under until up us
 very was we we'd we'll we're we've were what when where which while who why will with would yes you you're your
+""".split())
+# ... and the domain's most common words, which short English answers ("Storage limit: 60 crates") may lack too
+_ENGLISH = _ENGLISH_FUNCTION | set("""
 day days week weeks month months year years unit units order orders sell sells sold customers stock delivery
 cost costs about roughly usually sure thanks thank ok okay yeah nope yep right wrong fine hi hello
 """.split())
+# function and everyday words of the languages managers have written in, none of them an English word: two of
+# them outnumbering the English function words twice over (or one, with no English word at all) mark a message
+# as foreign; a few foreign words in an English sentence ("15 000 FCFA par commande") do not
+_FOREIGN = set("""
+le les des du est et pour avec une dans sur sont nous vous ils mais pas cette jours jour semaine livraison commande
+coût chaque très je il elle qui que au aux par
+der das und ist mit für nicht ein eine wir auf von zu tage tag woche wochen lieferung bestellung kostet jede
+pro stück
+el los las y es para con por del su días semana entrega pedido cada cuesta tarda tarde
+il gli di è della sono giorni settimana consegna ordine ogni costa
+os um uma não são dias custa com em
+het een en voor niet dagen levering bestelling kost elke
+w z jest się nie dni trwa koszt dostawa zamówienia zamówienie każde trzy
+là của và các những ngày giao hàng phí đặt nghìn đồng thời gian
+ang ng sa mga ay araw bawat tatlong kami namin
+dan yang ke untuk dengan adalah hari setiap biaya pesan tidak sampai
+kwa ya wa siku kila gharama ni
+ve bir bu için gün her sipariş maliyet
+szia nap napot darab darabot és egy hogy nem
+""".split())
+# script and embedding tags: pasted markup or an injection attempt, never a manager's sentence
+_MARKUP = re.compile(r"<\s*/?\s*(?:script|iframe|object|embed|svg|style|img)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
@@ -43,10 +68,17 @@ def check_message(message: object) -> str | None:
     words = _WORD.findall(text.lower())
     if not words and not re.search(r"\d", text):
         return "I couldn't find any words or numbers in that message."
+    if _MARKUP.search(text):
+        return "That looks like code or web markup rather than a message. Could you say it in words? Nothing was changed."
     letters = [c for c in text if c.isalpha()]
     non_latin = sum(1 for c in letters if not unicodedata.name(c, "").startswith("LATIN"))
     if letters and non_latin / len(letters) > 0.3:
         return "Sorry, I can only read English."
-    if len(words) >= 3 and not any(w in _ENGLISH for w in words):
+    # a word with letters English does not use ("szállítási", "zamówienia") counts as foreign too
+    listed = sum(w in _FOREIGN for w in words)
+    foreign = listed + sum(w not in _FOREIGN and not w.isascii() for w in words)
+    english = sum(w in _ENGLISH_FUNCTION for w in words)
+    if len(words) >= 3 and ((foreign >= 2 and foreign > 2 * english)
+                            or (listed >= 1 and not any(w in _ENGLISH for w in words))):
         return "Sorry, I can only read English."
     return None

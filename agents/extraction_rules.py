@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agents.extraction_text import Quantity, normalise_text, scan_quantities, split_sentences
 from agents.extraction_units import per_day, rate_note
@@ -323,11 +323,14 @@ def _support(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], pa
     return sum(1 for start, end, p in anchors if p == param and lo <= start and end <= lo + len(clause))
 
 
-_CORRECTION_GAP = re.compile(r"^\s*(?:[a-z]+\s*)?[,.;:\-\u2013\u2014\u2026]*\s*(?:(?:eh|ah|oh|uh|um|er)\s*[,.]?\s*)?(?:(?:no|sorry|oops|actually|correction|wait|hang on|"
-                             r"hold on|i mean|i meant|make (?:it|that)|or rather|rather|scratch that|my bad|typo)\b"
+_CORRECTION_GAP = re.compile(r"^\s*(?:[a-z']+\s*)?[,.;:\-\u2013\u2014\u2026]*\s*(?:(?:eh|ah|oh|uh|um|er)\s*[,.]?\s*)?(?:(?:no|sorry|apologies|my apologies|pardon|oops|actually|correction|wait|hang on|"
+                             r"hold on|i mean|i meant|make (?:it|that)|or rather|rather|scratch that|my bad|typo|which is|which makes(?: it)?|"
+                             r"i\.?e\.?|that is)\b"
                              r"[\s,.;:\-\u2013\u2014\u2026!]*){1,3}"
                              # "no, fuel price went up, now 45,000", "wait, that was last year, now 950": a short reason
-                             r"(?:[a-z' ,]{1,40}?[,.;:\-\u2013\u2014\u2026]+\s*(?:it's\s+|its\s+|it is\s+)?(?:now|these days|this year)\b\s*)?"
+                             # "sorry, the rep just corrected me, it's 14 days now"
+                             r"(?:[a-z' ,]{1,40}?[,.;:\-\u2013\u2014\u2026]+\s*(?:(?:it's\s+|its\s+|it is\s+)?(?:now|these days|"
+                             r"this year)\b\s*)?)?"
                              r"(?:it's|its|it is|more like|really|about|to)?\s*$")
 
 
@@ -338,7 +341,16 @@ def _corrects(sentence: str, last: tuple[str, Quantity] | None, q: Quantity) -> 
     param, before = last
     if q.kind not in ("bare", before.kind) or param == "demand_distribution":
         return None
-    return param if _CORRECTION_GAP.match(sentence[before.end: q.start]) else None
+    return param if _correction_gap(sentence[before.end: q.start], q) else None
+
+
+# a restatement replaces the value only in the same units: "7 working days, which is 9 days for us" (9 wins),
+# never "400 bags, which is ten pallets" (a count of pallets is not the capacity in bags)
+_RESTATE = re.compile(r"\b(?:which is|which makes|i\.?e\.?|that is)\b")
+
+
+def _correction_gap(gap: str, q: Quantity) -> bool:
+    return bool(_CORRECTION_GAP.match(gap)) and not (_RESTATE.search(gap) and q.kind not in ("duration", "money"))
 
 
 def _moneyish(q: Quantity, sentence: str) -> bool:
@@ -493,7 +505,7 @@ def _assign_weak(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]]
 
 
 # ---- keyword parameters ------------------------------------------------------------------------------
-_RANDOM_CUES = re.compile(r"\brandom\w*|\bswing\w*|\bbusy days?\b|quiet days?|\bvar(?:y|ies|iable|ied)\b|fluctuat\w*|unpredictab\w*|up and down|"
+_RANDOM_CUES = re.compile(r"\brandom\w*|\bswing\w*|\bbusy days?\b|quiet days?|\bvar(?:y|ies|ys|iable|ied)\b|fluctuat\w*|unpredictab\w*|up and down|"
                           r"all over the place|changes? (?:from )?day to day|never the same|\bdiffer\w*|"
                           r"uncertain|stochastic|no (?:real )?pattern|you never know|some days|depends on the day|"
                           r"hard to predict|(?:not|isn't|never|n't) (?:really )?(?:constant|fixed|steady|the same|"
@@ -506,9 +518,11 @@ _RANDOM_CUES = re.compile(r"\brandom\w*|\bswing\w*|\bbusy days?\b|quiet days?|\b
                           r"\bsome (?:weeks?|evenings?|mornings?|months?|nights?|seasons?)\b|sometimes\s+\d+[^.;]{0,30}\bsometimes\s+\d+|"
                           r"\b(?:but )?it (?:changes|jumps|varies)\b|\bdepende\b|"
                           r"\b(?:saturdays?|sundays?|fridays?|weekends?)\b[^.;]{0,30}\d+[^.;]{0,30}\b(?:weekdays?|week days|"
-                          r"other days|rest of the week)\b")
+                          r"other days|rest of the week)\b|"
+                          # "8 a day on weekdays and 20 on Saturdays"
+                          r"\b(?:weekdays?|week days)\b[^.;]{0,30}\d+[^.;]{0,30}\b(?:saturdays?|sundays?|weekends?)\b")
 _DET_CUES = re.compile(r"same every day|same each day|every day the same|\bconstant\b|\bfixed\b(?!\s+(?:fee|cost|"
-                       r"charge|price))|(?<!been )\bsteady\b(?! (?:lately|recently|these days|this year))|\bexactly\b|\bprecisely\b|"
+                       r"charge|price))|\bexactly\b|\bprecisely\b|"
                        r"like clockwork|regular as clockwork|deterministic|always the same|every day is (?:the )?same|"
                        r"very stable|same number always|"
                        r"(?:doesn't|does not|never) change|\bpredictable\b|by contract|every single day|\bflat rate\b|"
@@ -627,7 +641,8 @@ _RISK_WORDS: list[tuple[re.Pattern[str], float]] = [
 ]
 
 
-_DET_STRONG = re.compile(r"(?:doesn't|does not|never|won't|will not)\s+(?:really\s+)?change|\b(?:no|zero)\s+variation|"
+_DET_STRONG = re.compile(r"(?:doesn't|does not|never|won't|will not)\s+(?:really\s+)?(?:change|vary|varies)|"
+                         r"\b(?:no|zero)\s+variation|\bno ups and downs\b|"
                          r"like clockwork")
 
 
@@ -686,11 +701,17 @@ _MIXED = re.compile(r"\bsome\b[^.;]{0,60}\b(?:others?|some|rest|most|many|a lot|
 
 
 # today's stock, said with an order-now question or as news: a count, never a field of the table
-_STOCK_NOW_BEFORE = re.compile(r"\b(?:i|we)\s+(?:have|'ve got|have got|got|'ve)(?:\s+(?:only|just|about|around))?\s*$")
+_STOCK_NOW_BEFORE = re.compile(r"(?:\b(?:i|we)(?:\s+(?:have|have got|got)|\s*'ve(?:\s+got)?)|\bthere(?:'s| is| are|'re))"
+                               r"(?:\s+(?:only|just|about|around))?\s*$")
 _STOCK_NOW_AFTER = re.compile(r"\s*(?:[a-z]+\s+){0,2}?(?:coming|on (?:the|its|their) way|in transit|arriving|due (?:in|on|tomorrow))\b|"
                               r"\s*(?:[a-z]+\s+){0,1}(?:left|in stock|on hand|on the shel(?:f|ves))\s+(?:right now|now|soon|today)\b|"
                               r"\s*(?:[a-z]+\s+){0,1}in (?:the|my|our) [a-z]+(?: [a-z]+)? (?:right now|at the moment|today|now|soon)\b")
 # ("right now" reads "soon" after the idioms)
+# "15 on the truck" is stock in transit, unless the truck's load is the limit ("won't put more than 40 on the truck")
+# the next item of a list of today's stock: "[23] on the shelf, 12 in the back room and 40 on a truck"
+_STOCK_LIST = re.compile(r"^\s*(?:[a-z']+\s+){0,4}?[a-z']+\s*(?:,\s*(?:and\s+)?|and\s+)$")
+_ON_TRUCK = re.compile(r"\s*(?:[a-z]+\s+){0,1}on (?:the|a) (?:truck|van|lorry|boat|ship)\b")
+_LOAD_CUE = re.compile(r"max|only|more than|up to|\bfits?\b|\bput\b|\btakes?\b|carr|\bholds?\b|load|limit|\bcap\b")
 
 
 # the second group of a mixed answer, whatever it does: "others take it to another pharmacy", "the odd one walks"
@@ -762,6 +783,10 @@ _CALL = re.compile(r"\b(poisson|pois|normal|gaussian|norm|uniform|unif)\s*\(([^)
 _SD = re.compile(r"(?:give or take|plus or minus|standard deviation|std(?:ev)?|\bsd\b|spread|swings? by|varies by|"
                  r"deviation|either way|each way)(?:\s+(?:of|is|by|about|around|roughly|maybe|like))*\s*"
                  r"(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:either way|each way)")
+_VARIANCE = re.compile(r"\bvariance(?:\s+(?:of|is|about|around|roughly))*\s*(\d+(?:\.\d+)?)")
+# a rate per hour with the opening hours in the same sentence ("1.5 an hour, and we're open 8 hours a day")
+_HOURLY = re.compile(r"^\s*(?:an|a|per|/|each|every)\s*hour\b")
+_OPEN_HOURS = re.compile(r"\bopen\w*\s+(?:for\s+)?(?:about\s+)?(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b")
 _UNIFORM_CUES = re.compile(r"equally likely|(?:just |every bit )?as likely|uniform\w*|evenly|any number|anywhere (?:between|from)|flat between|"
                            r"same chance")
 _NORMAL_CUES = re.compile(r"\bnormal\w*|gaussian|bell")
@@ -781,6 +806,11 @@ def _demand(sentence: str, qs: list[Quantity], known: dict[str, object], out: Pa
     sd_match = _SD.search(sentence)
     sd = float(sd_match.group(1) or sd_match.group(2)) if sd_match else None
     sd_pos = (sd_match.start(1) if sd_match.group(1) else sd_match.start(2)) if sd_match else -1
+    variance = None if sd_match or _POISSON_CUES.search(sentence) else _VARIANCE.search(sentence)
+    if variance:  # "mean 10 a day, variance 4": the standard deviation is its square root
+        sd, sd_pos = math.sqrt(float(variance.group(1))), variance.start(1)
+        sd_match = variance
+        out.notes.append(f"variance {variance.group(1)} is a standard deviation of {_fmt(round(sd, 6))}")
     main = [q for q in qs if q.start != sd_pos and not (sd_match and sd_match.start() <= q.start < sd_match.end())]
     if not main:
         return
@@ -790,8 +820,15 @@ def _demand(sentence: str, qs: list[Quantity], known: dict[str, object], out: Pa
         q = later_range  # "around 25 a day, anywhere from 15 to 35": the range says how it varies
     period = q.period or next((x.period for x in main if x.period), None) or "day"
     days = _PERIOD_DAYS[period]
-    det = bool(_DET_CUES.search(sentence))
-    rnd = bool(_RANDOM_CUES.search(sentence))
+    if _HOURLY.match(q.suffix):
+        hours = _OPEN_HOURS.search(sentence)
+        if hours is None:
+            return  # a rate per hour without the opening hours: no daily rate to store, asked
+        out.notes.append(f"{_fmt(q.value)} an hour over {hours.group(1)} opening hours is "
+                         f"{_fmt(q.value * float(hours.group(1)))} a day")
+        q = replace(q, value=q.value * float(hours.group(1)))
+    det = bool(_DET_CUES.search(sentence) or _DET_STRONG.search(sentence))
+    rnd = bool(_RANDOM_CUES.search(sentence)) and not _DET_STRONG.search(sentence)
     family, mean, low, high = "poisson", q.value, None, None
     if q.is_range and q.high is not None:
         low, high = q.value, q.high
@@ -1111,6 +1148,7 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
     demand_qs: list[Quantity] = []
     last: tuple[str, Quantity] | None = None  # the field and number most recently read, for "7 days, sorry, 6"
     demand_how = "context"
+    stock_end: int | None = None  # where the last count of today's stock ended, for "23 on the shelf, 12 in the back"
     has_money = any(q.kind == "money" for q in qs)
     sd_cue = re.compile(r"(?:give or take|plus or minus|standard deviation(?: of| is)?|\bsd\b(?: of| is)?|"
                         r"spread of|swings? by(?: about| around)?)\s*$")
@@ -1130,7 +1168,12 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
         if q.kind == "bare" and _OTHER_THINGS.match(q.suffix):
             continue  # "3 delivery vans", "12 staff"
         if q.kind in ("bare", "count") and not q.period and (_STOCK_NOW_BEFORE.search(q.prefix[-30:])
-                                                              or _STOCK_NOW_AFTER.match(q.suffix)):
+                                                              or _STOCK_NOW_AFTER.match(q.suffix)
+                                                              or (_ON_TRUCK.match(q.suffix)
+                                                                  and not _LOAD_CUE.search(q.prefix[-40:]))
+                                                              or (stock_end is not None and _STOCK_LIST.match(
+                                                                  sentence[stock_end:q.start]))):
+            stock_end = q.end
             continue  # "I have 40 in the fridge", "60 coming tomorrow": today's stock, not a capacity or any field
         if _moneyish(q, sentence):
             container = _per_container(q)
@@ -1164,9 +1207,10 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             continue  # "we've been open for 12 years" is the shop's history
         param, how = _assign_how(sentence, q, anchors, context)
         corrects = _corrects(sentence, last, q)
-        if corrects is None and last is None and seen.last is not None and seen.last[1].kind in (q.kind, "bare") \
-                and q.kind in ("bare", seen.last[1].kind) and seen.last[0] != "demand_distribution" \
-                and _CORRECTION_GAP.match(sentence[: q.start]) and not re.match(r"^\s*[a-z]+\s*$", sentence[: q.start]):
+        if corrects is None and last is None and seen.last is not None \
+                and (q.kind == seen.last[1].kind or "bare" in (q.kind, seen.last[1].kind)) \
+                and seen.last[0] != "demand_distribution" \
+                and _correction_gap(sentence[: q.start], q) and not re.match(r"^\s*[a-z]+\s*$", sentence[: q.start]):
             corrects = seen.last[0]  # the sentence opens with a correction of the number the last one ended on
         if corrects is not None:
             param, how = corrects, "anchor"  # the number right after "sorry," / "no wait," replaces the one before
@@ -1190,11 +1234,14 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
                 and re.search(r"(?:business|working)\s+days?", q.text) and param not in out.values:
             # "5 working days" is 5 calendar days only if no weekend falls in between: the manager says which
             out.ambiguous.setdefault(param, (int(q.value), int(q.value) + 2 * math.ceil(q.value / 5)))
+            last = seen.last = (param, q)  # "5 working days, which is 7 days for us": the restatement settles it
             continue
         if param == "risk_tolerance" and context != "risk_tolerance" and not -10 <= q.value <= 10:
             continue  # outside the scale and not an answer to the scale question: asked later, never stored
         if param in out.ambiguous:
-            continue
+            if corrects != param:
+                continue
+            del out.ambiguous[param]
         trial = ParseResult()
         _scalar(param, q, trial)
         if param in trial.ambiguous:

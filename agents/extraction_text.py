@@ -444,7 +444,7 @@ _CLOCK_TIME = re.compile(r"\b((?:come|comes|came|coming|arrive|arrives|arrived|a
                          r"get here|gets here|is here|are here|open|opens|close|closes|drop off|drops off|land|lands|"
                          r"deliver|delivers|delivered|come in|comes in|go out|goes out)(?:\s+\w+)?)\s+(?:at|by|around|"
                          r"before|after|until|till)\s+(?:about\s+|around\s+)?\d{1,2}(?:[:.]\d{2})?"
-                         r"(?=\s*(?:$|[,.;!?)]|and\b|then\b|sharp\b|ish\b|(?:every|each) (?:morning|day|evening|night)\b|"
+                         r"(?=\s*(?:$|[,.;!?)](?!\d)|and\b|then\b|sharp\b|ish\b|(?:every|each) (?:morning|day|evening|night)\b|"
                          r"in the\b|on the dot\b|latest\b|at the latest\b))")
 _SCALE_WORDS = {"hundred": 100, "thousand": 1000, "million": 1e6, "lakh": 1e5, "lakhs": 1e5, "crore": 1e7, "crores": 1e7}
 # "it's 160, not 260": the value said first is the one meant

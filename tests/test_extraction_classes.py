@@ -216,3 +216,70 @@ def test_codes_gross_and_fortnightly_rates(text, values):
 
 def test_a_span_in_two_units_is_in_days():
     assert parse_utterance("delivery takes 1 week to 10 days").ambiguous == {"lead_time": (7.0, 10.0)}
+
+
+@pytest.mark.parametrize("text", [
+    "I've got 6 crates of cider on the floor and none ordered. Should I reorder, and how many?",
+    "how many do i get in if there's 14 in the cellar and 9 on the van",
+    "Right now there are 31 on the rack, 8 in the stockroom and 50 on a lorry from Hull. What do I order?",
+])
+def test_order_now_questions_with_stock_counts_store_nothing(text):
+    r = parse_utterance(text)
+    assert r.values == {} and not r.conflicts, (r.values, r.conflicts)
+
+
+def test_a_truck_load_limit_is_still_the_largest_order():
+    assert parse_utterance("the distributor won't put more than 70 kegs on the truck").values == {"max_order": 70}
+
+
+@pytest.mark.parametrize("text, values", [
+    ("Delivery is 9 days. Apologies, the supplier just phoned me, it's 12 days now.", {"lead_time": 12}),
+    ("Plan for 60 days; no wait, 50.", {"time_horizon": 50}),
+    ("I said the largest order was 90 before. It's actually 75.", {"max_order": 75}),
+    ("shipping takes 6 days, no, they changed carrier, it's 4 days now", {"lead_time": 4}),
+    ("the depot delivers in 5 working days, which is 7 days for us", {"lead_time": 7}),
+])
+def test_corrections_and_restatements_keep_the_last_value(text, values):
+    assert parse_utterance(text).values == values
+
+
+def test_a_restatement_in_other_units_is_not_a_correction():
+    r = parse_utterance("the shed has room for 240 sacks, which is six pallets of 40")
+    assert r.values == {"max_inventory": 240}
+
+
+@pytest.mark.parametrize("text, values, mean", [
+    ("Sandpaper moves steadily, roughly 14 packs a day.", {}, 14),  # steady is a level, not a law: asked
+    ("Demand does not vary at all: 22 tins every day.", {"demand_type": "deterministic", "demand_distribution": "22"}, None),
+    ("average 30 a day, variance 9", {"demand_type": "random", "demand_distribution": "normal(30, 3)"}, None),
+    ("Iced coffee goes out Poisson at 2.5 an hour and we are open 10 hours a day.",
+     {"demand_type": "random", "demand_distribution": "poisson(25)"}, None),
+    ("we sell 5 a day on weekdays and 12 on Sundays", {"demand_type": "random"}, 5),  # the law is asked
+    ("we sel around 15 a day but it varys alot", {"demand_type": "random"}, 15),
+])
+def test_demand_levels_laws_variances_and_hourly_rates(text, values, mean):
+    r = parse_utterance(text)
+    assert r.values == values and r.demand_mean == mean, (r.values, r.demand_mean)
+
+
+def test_an_hourly_rate_without_opening_hours_is_not_a_daily_rate():
+    r = parse_utterance("we sell about 3 an hour, Poisson")
+    assert "demand_distribution" not in r.values
+
+
+@pytest.mark.parametrize("message", [
+    "Czas dostawy to pięć dni, a koszt zamówienia wynosi 30 zł.",
+    "Ang delivery ay tatlong araw at 200 piso bawat order.",
+    "Thời gian giao hàng là 4 ngày.",
+    "<script>fetch('/reset?lead_time=9')</script>",
+])
+def test_other_languages_and_markup_are_refused(message):
+    assert check_message(message) is not None
+
+
+@pytest.mark.parametrize("message", [
+    "Storage limit: 60 crates.", "Risk tolerance zero.", "Paint doesn't expire.",
+    "Shipping is 15 000 FCFA par commande, and it takes une semaine.", "Demand ~ N(30, 5²)",
+])
+def test_short_english_and_a_few_foreign_words_are_read(message):
+    assert check_message(message) is None
