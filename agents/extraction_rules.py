@@ -21,15 +21,15 @@ import re
 from dataclasses import dataclass, field, replace
 
 from agents.extraction_text import Quantity, normalise_text, scan_quantities, split_sentences
-from agents.extraction_units import per_day, rate_note
-from inventory.spec import PARAMETERS
+from agents.extraction_units import PERIOD_DAYS, per_day, rate_note
+from inventory.spec import PARAMETERS, ParameterError, canonical_name
 
 __all__ = ["DemandPeriodChoice", "ParseResult", "parse_utterance", "INTEGER_FIELDS", "NUMERIC_FIELDS"]
 
 INTEGER_FIELDS = ("time_horizon", "lead_time", "max_inventory", "max_order")
 MONEY_FIELDS = ("holding_cost", "penalty_cost", "setup_cost")
 NUMERIC_FIELDS = (*INTEGER_FIELDS, *MONEY_FIELDS, "risk_tolerance", "demand_distribution")
-_PERIOD_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
+_PERIOD_DAYS = PERIOD_DAYS
 
 
 @dataclass
@@ -411,10 +411,21 @@ _KEY_VALUE = [(re.compile(r"(?:" + p + r")\s*$"), name, kinds) for p, name, kind
 )]
 
 
+# a pasted table, CSV row or JSON pair: "setup_cost,20,USD", '"order_fee": 15.5' (names as `canonical_name` reads them)
+# (a comma separates a key from its value only in a row of snake_case names: "4 days lead, £30" is prose)
+_FIELD_KEY = re.compile(r"(?:^|[\s{,\"'])[\"']?(?:([a-z][a-z_]{3,30})[\"']?\s*[:=]|([a-z]+_[a-z_]+)[\"']?\s*,)\s*$")
+
+
 def _key_value(q: Quantity) -> str | None:
     for rx, name, kinds in _KEY_VALUE:
         if q.kind in kinds and rx.search(q.prefix[-30:]):
             return name
+    key = _FIELD_KEY.search(q.prefix[-40:])
+    if key and q.kind in ("bare", "money", "count", "duration"):
+        try:
+            return canonical_name(key.group(1) or key.group(2))
+        except ParameterError:
+            return None
     return None
 
 
@@ -586,7 +597,7 @@ _BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'
                       r"down|(?:fill|send|deliver|give|hand) (?:it|them|the order) (?:over )?(?:when|once|as soon)|"
                       r"until we (?:restock|get more|have more|get (?:it|them) in)|\bi\.?o\.?u\b")
 _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waiting|\bdrive (?:on|off)\b|"
-                   r"cancel\w* (?:the |their |an? )?order|"
+                   r"cancel\w* (?:the |their |an? |that day's |that |this |today's )?order|"
                    r"(?:won't|wont|don't|dont|do not|will not|never|can't|cant|nobody|no one|not|doesn't|doesnt|didn't|wouldn't)"
                    r"\s+(?:\w+\s+)?(?:wait\w*|"
                    r"hold on\b|hang on\b|come back)|(?:go|goes|went|head|shop|buy|get|grab|pick|order|take|took|choose|chose|hire)\w*\s+"
@@ -746,12 +757,22 @@ _MY_WAIT = re.compile(r"\b(?:we|i|we're|i'm|we are|i am)\s+(?:\w+\s+)?(?:never|n
                       r"a moment|hang on|i mean)\b)")
 
 
+# work or people that sit until the stock comes wait for it: "the crew sits in the truck until spares arrive"
+_SITS_UNTIL = re.compile(r"\b(?:sits?|sitting|sat|waits?)\b[^.;]{0,40}\b(?:until|till|til|'til)\b[^.;]{0,30}"
+                         r"\b(?:arriv\w*|comes?|came|get here|gets here|turn up|turns up|come in|is in|are in)\b")
+# when short, the item is bought in from a shop for the own use: the shortfall is never made up (a lost sale)
+_BUY_IN = re.compile(r"\bbuy\w*\s+(?:(?:one|some|it|them|a \w+|\w+)\s+)?(?:in\s+)?(?:from|fae|at)\s+(?:the |da |a |an )?"
+                     r"(?:[\w'-]+\s+){0,2}?(?:shop|store|supermarket|chemist|pharmacy|market|retailer|wholesaler)\b")
+
+
 def _transition(sentence: str, has_money: bool, context: str | None) -> str | None:
     sentence = _MY_WAIT.sub(" ", sentence.replace("take it or leave it", " "))
     lost = _LOST.search(sentence)
-    if lost is None and _OUT_COND.search(sentence):
-        lost = _GO_TO.search(sentence)
-    backlog = _BACKLOG.search(sentence)
+    short = _OUT_COND.search(sentence) or re.search(r"\b(?:we're|we are|i'm|if we're|if we are) (?:a \w+ )?short\b|"
+                                                  r"\bif we(?:'ve| have) none\b", sentence)
+    if lost is None and short:
+        lost = _GO_TO.search(sentence) or _BUY_IN.search(sentence)
+    backlog = _BACKLOG.search(sentence) or _SITS_UNTIL.search(sentence)
     if lost is not None and lost.group(0) == "gone" and (backlog or _PERISH_YES.search(sentence)):
         lost = None  # "find it gone, so they order it", "end of day it's gone": the stock is gone, not the customer
     if backlog and lost and _CONTRAST.search(sentence[min(backlog.end(), lost.end()):max(backlog.start(), lost.start())]) \
@@ -1050,6 +1071,7 @@ def parse_utterance(text: str, context: str | None = None, known: dict[str, obje
         seen.asking = bool(_ASKING.search(sentence)) and bool(re.search(re.escape(sentence) + r"\s*\?", norm))
         _parse_sentence(padded, context, known, out, seen)
     _keyword_conflicts(out, seen)
+    _percent_holding(norm, out)
     _learned_keywords(norm, out, seen)
     if out.demand_mean is not None and _POISSON_CUES.search(norm):  # "... 6 a day. Kind of a Poisson thing"
         out.values.setdefault("demand_distribution", f"poisson({_fmt(out.demand_mean)})")
@@ -1123,6 +1145,40 @@ def _offer(name: str, value: object, how: str, pos: int, out: ParseResult, seen:
         return True
     out.conflicts[name] = [out.values.pop(name), value]
     return False
+
+
+# a holding cost said as a yearly (or monthly) percentage of the unit's value, with the value in the message:
+# "holding is 20% a year of the unit cost, and each unit costs us $73" -> 0.20 x 73 / 365 per unit per day
+_PERCENT_HOLD = re.compile(r"(?:holding|storage|storing|carrying|to hold|to store|to keep)\b[^.;]{0,40}?"
+                           r"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s*(?:(?:a|per|each|every)\s+)?(year|annum|month)?|"
+                           r"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s*(?:(?:a|per|each|every)\s+)?(year|annum|month)?"
+                           r"[^.;]{0,40}?\b(?:holding|storage|carrying)")
+_UNIT_VALUE = re.compile(r"(?:(?:each|one|a|per|the) (?:unit|item|piece|one) (?:costs?|is worth|sells for|is valued at)"
+                         r"(?: us| me)?|unit (?:cost|value|price) (?:is|of)|(?:costs?|worth|valued at|value of) )\s*"
+                         r"(?:about |around |roughly )?\$(\d+(?:\.\d+)?)|\$(\d+(?:\.\d+)?) (?:value|price|unit cost)")
+_PERCENT_PERIOD = re.compile(r"(?:per|a|an|each|every)\s+(year|annum|month)\b|\b(?:yearly|annual(?:ly)?)\b|\bmonthly\b")
+
+
+def _percent_holding(norm: str, out: ParseResult) -> None:
+    pct = _PERCENT_HOLD.search(norm)
+    if pct is None:
+        return
+    rate, period = (pct.group(1), pct.group(2)) if pct.group(1) else (pct.group(3), pct.group(4))
+    if period is None:  # "20% of its $365 value per year"
+        said = _PERCENT_PERIOD.search(norm[pct.start():pct.end() + 60])
+        period = said and ("month" if "month" in said.group(0) else "year")
+    value = _UNIT_VALUE.search(norm)
+    out.conflicts.pop("holding_cost", None)
+    out.values.pop("holding_cost", None)  # the percentage is not a money amount per unit
+    out.notes[:] = [n for n in out.notes if not n.startswith("A holding cost of")]
+    if value is None or period is None:
+        return  # a percentage of a value the message does not give, or of no stated period: asked
+    days = 30 if period == "month" else 365
+    unit_value = float(value.group(1) or value.group(2))
+    daily = float(rate) / 100 * unit_value / days
+    out.values["holding_cost"] = round(daily, 6)
+    out.notes.append(f"{rate}% a {'month' if days == 30 else 'year'} of ${_fmt(unit_value)} is "
+                     f"{_fmt(round(daily, 6))} per unit per day")
 
 
 def _keyword_conflicts(out: ParseResult, seen: _Seen) -> None:
@@ -1228,8 +1284,8 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             continue
         if param == "risk_tolerance" and q.kind != "bare":
             continue
-        if param == "lead_time" and q.kind == "duration" and q.value > 365:
-            continue  # "loyal for 20 years": no delivery takes years
+        if param == "lead_time" and q.value > 365:
+            continue  # "loyal for 20 years", "max 25,000 L": no delivery takes years
         if param == "lead_time" and q.kind == "duration" and q.value >= 2 and not q.is_range \
                 and re.search(r"(?:business|working)\s+days?", q.text) and param not in out.values:
             # "5 working days" is 5 calendar days only if no weekend falls in between: the manager says which

@@ -205,6 +205,9 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\bb4\b", "before"),  # text-speak: "b4 i forget" (never a 4)
     (r"\b(\d+)\s*(?:dyas|dasy|dys|dais|dayz)\b", r"\1 days"),  # short typos the keyword matcher leaves (under 5 letters)
     (r"(?<![\d,.])(\d{1,3}),(\d{2})(?![\d,])", r"\1.\2"),  # a decimal comma: "17,50 now" is 17.50 (1,500 stays)
+    # ... and one decimal before a money word or after a symbol: "2,5 cents", "€3,5" (a list "2,5 and 7" stays)
+    (r"(?<![\d,.])(\d{1,3}),(\d)(?=\s*(?:cents?|centimes?|pence|euros?|eur|\u20ac)\b)", r"\1.\2"),
+    (r"([\u20ac\u00a3$])\s*(\d{1,3}),(\d)(?![\d,])", r"\1\2.\3"),
     # thousands written "1 200 yen", "Rp 150 000", "Rp 150.000", "25.000 rupiah" (a dot before exactly three digits
     # that are not followed by more digits, after a currency or before one; "0.125" and "2.5" stay decimals)
     (r"(?:(?<=rp )|(?<=rp\. )|(?<=idr )|(?<=rp)|(?<=[$\u20ac\u00a3\u00a5\u20b9\u20b1] )|(?<=[$\u20ac\u00a3\u00a5\u20b9\u20b1]))"
@@ -253,6 +256,8 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\b(?:the\s+)?(?:next|coming|following|upcoming)\s+(week|month|year)\b", r"next 1 \1"),
     (r"\bhalf (?:a )?dozen\b", "6"),
     (r"\ba couple(?: of)?(?= dozen)\b", "2"),
+    # "a couple of days" is two or three to most people: a vague span is asked, never stored as 2
+    (r"\ba couple(?: of)?(?= (?:days?|weeks?|months?)\b)", "2 or 3"),
     (r"\ba couple(?: of)?\b", "2"),
     # vague: two candidates, so a field gets asked, never a silent 3 ("a few risks", "a few customers" stay words)
     (r"\ba few(?= (?:more )?(?:days?|weeks?|months?|units?|items?|pieces|boxes|dollars|bucks|quid|euros|cents)\b)",
@@ -521,11 +526,13 @@ _PERIOD_WORDS = [
     (r"(?<!\w)(?:per|a|an|each|every|/)\s*(?:[a-z]+\s+){0,3}?week\b|\bweekly\b|/\s*w(?:ee)?k\b", "week"),
     (r"(?<!\w)(?:per|each|every)\s*(?:[a-z]+\s+){0,3}?fortnight\b|\bfortnightly\b", "fortnight"),
     (r"(?<!\w)(?:per|a|an|each|every|/)\s*(?:[a-z]+\s+){0,3}?month\b|\bmonthly\b|/\s*mo(?:nth)?\b", "month"),
+    (r"(?<!\w)(?:per|a|an|each|every|/)\s*(?:[a-z]+\s+){0,3}?quarter\b|\bquarterly\b", "quarter"),
     (r"(?<!\w)(?:per|a|an|each|every|/)\s*(?:[a-z]+\s+){0,3}?year\b|\byearly\b|\bannual(?:ly)?\b", "year"),
 ]
 _PREFIX_PERIOD = [(r"\bfor (?:1|one) (day|week|month|year)\b(?:\s+\w+){0,3}\s*$", ""),  # "for a month costs $1.20"
                   (r"\bdaily\s+(?:\w+\s+){0,4}$", "day"), (r"\bweekly\s+(?:\w+\s+){0,4}$", "week"),
-                  (r"\bmonthly\s+(?:\w+\s+){0,4}$", "month"),
+                  (r"\bmonthly\s+(?:\w+\s+){0,4}$", "month"), (r"\bquarterly\s+(?:\w+\s+){0,4}$", "quarter"),
+                  (r"\b(?:yearly|annual)\s+(?:\w+\s+){0,8}$", "year"),  # "yearly storage cost for one can is $7.30"
                   (r"\b(?:per|a|each|every|/)\s*(day|week|month|year)\s*(?:is|=|:|of|at|about|around)?\s*$", "")]  # "per month 60c"
 _PER_UNIT = re.compile(r"(?<!\w)(?:per|a|an|each|every|/|for each|for every)\s*(?:lost\s+|missed\s+|extra\s+)?"
                        r"(?:unit|item|piece|one|box|bottle|case|pack|loaf|crate|product|thing|sale|sku|"
@@ -624,7 +631,7 @@ def _single(sentence: str, m: re.Match[str]) -> Quantity:
                 break
         if period is None:
             for pat, name in _PREFIX_PERIOD:
-                pm = re.search(pat, prefix[-40:] + " ")
+                pm = re.search(pat, prefix[-60:] + " ")
                 if pm:
                     period = name or pm.group(1)
                     break

@@ -3,7 +3,7 @@
 Managers quote holding costs per week, month or year ("$1.50 a month to keep one on the shelf"); the model needs
 $ per unit per day. The conversion is a unit conversion, so it is done by a unit library (pint) rather than a
 table of divisors, and the agent repeats it back ("$1.50 per unit per month is $0.05 per unit per day (a month
-counted as 30 days)") so the manager can object. The shop calendar is explicit: a month is 30 days and a year
+counted as 30 days)") so the manager can object. The shop calendar is explicit: a month is 30 days, a quarter 90 and a year
 365, the convention the rest of askopt (and the imitator) uses; pint's own month (365.25/12 days) is not used.
 """
 
@@ -15,8 +15,9 @@ import pint
 
 __all__ = ["PERIOD_DAYS", "per_day", "rate_note"]
 
-PERIOD_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
-_PINT_PERIOD = {"day": "day", "week": "week", "fortnight": "fortnight", "month": "shop_month", "year": "shop_year"}
+PERIOD_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "quarter": 90, "year": 365}
+_PINT_PERIOD = {"day": "day", "week": "week", "fortnight": "fortnight", "month": "shop_month", "quarter": "shop_quarter",
+                "year": "shop_year"}
 
 
 @lru_cache(maxsize=1)
@@ -26,6 +27,7 @@ def _registry() -> pint.UnitRegistry:
     ureg.define("dollar = [currency] = usd = buck")
     ureg.define("stock_unit = [stock] = item")
     ureg.define("shop_month = 30 * day")
+    ureg.define("shop_quarter = 90 * day")
     ureg.define("shop_year = 365 * day")
     return ureg
 
@@ -56,6 +58,7 @@ def _money(x: float) -> str:
 def rate_note(label: str, value: float, period: str) -> str:
     """The sentence the agent says back after converting a rate."""
     days = PERIOD_DAYS[period]
-    calendar = {"month": " (a month counted as 30 days)", "year": " (a year counted as 365 days)"}.get(period, "")
+    calendar = {"month": " (a month counted as 30 days)", "quarter": " (a quarter counted as 90 days)",
+                "year": " (a year counted as 365 days)"}.get(period, "")
     return (f"{label} of {_money(value)} per unit per {period} is {_money(per_day(value, period))} per unit per day"
             f"{calendar}: {_money(value)} / {days}")

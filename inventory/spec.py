@@ -230,6 +230,16 @@ _NAME_ALIASES = {
     "max_order_quantity": "max_order",
     "risk": "risk_tolerance",
     "lambda": "risk_tolerance",
+    # keys seen in managers' pasted exports and tool output
+    "lead_days": "lead_time",
+    "lead_time_days": "lead_time",
+    "order_fee": "setup_cost",
+    "order_cost": "setup_cost",
+    "delivery_fee": "setup_cost",
+    "storage_cap": "max_inventory",
+    "storage_capacity": "max_inventory",
+    "max_stock": "max_inventory",
+    "horizon_days": "time_horizon",
 }
 
 

@@ -283,3 +283,41 @@ def test_other_languages_and_markup_are_refused(message):
 ])
 def test_short_english_and_a_few_foreign_words_are_read(message):
     assert check_message(message) is None
+
+
+@pytest.mark.parametrize("text, holding", [
+    ("Storing one lamp costs €9.00 a quarter.", 0.1),
+    ("Annual storage cost for a single drum is $18.25.", 0.05),
+    ("It costs 4,5 cents per unit per day to keep them.", 0.045),
+    ("Carrying cost is 10% a year of the unit value, and each unit costs us $146.", 0.04),
+])
+def test_quarterly_yearly_percentage_and_decimal_comma_holding_costs(text, holding):
+    r = parse_utterance(text)
+    assert r.values == {"holding_cost": pytest.approx(holding)}, r.values
+
+
+def test_a_percentage_of_a_value_not_given_is_asked():
+    assert "holding_cost" not in parse_utterance("Holding is 25% a year of what we paid.").values
+
+
+@pytest.mark.parametrize("text, values", [
+    ("Parameter,Value\nlead_time,6,days\nsetup_cost,45,EUR", {"lead_time": 6, "setup_cost": 45}),
+    ('{"lead_days": 3, "order_fee": 12.5, "storage_cap": 250}', {"lead_time": 3, "setup_cost": 12.5, "max_inventory": 250}),
+    ("8 days lead, £25 an order", {"lead_time": 8, "setup_cost": 25}),  # a comma in prose is no key separator
+])
+def test_pasted_rows_and_json_keys_name_their_field(text, values):
+    assert parse_utterance(text).values == values
+
+
+def test_a_couple_of_days_is_asked():
+    r = parse_utterance("the courier takes a couple of days")
+    assert "lead_time" not in r.values and "lead_time" in r.ambiguous
+
+
+@pytest.mark.parametrize("text, model", [
+    ("if we're short a bottle we buy one in from the corner shop at full price", "lost_sale"),
+    ("when there are no filters the technicians sit in the van till the parts come", "backlog"),
+    ("cafés that get no milk from us just cancel today's order", "lost_sale"),
+])
+def test_colloquial_stockout_behaviour(text, model):
+    assert parse_utterance(text).values.get("state_transition_model") == model

@@ -90,7 +90,7 @@ def rules_only():
 
 
 def test_the_learned_reader_fills_what_the_rules_leave_and_is_off_on_request(rules_only):
-    text = "if we have none the customer goes to the shop across town"
+    text = "the customer ends up at the shop across town if we have none"
     assert rules.parse_utterance(text).values == {}  # no rule phrase for it
     rules._learned_override.clear()
     assert rules.parse_utterance(text).values == {"state_transition_model": "lost_sale"}

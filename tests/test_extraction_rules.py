@@ -87,7 +87,7 @@ def test_item_price_is_not_a_cost_parameter():
 @pytest.mark.parametrize("text,expected", [
     ("a buck fifty", "$1.50"), ("fifty cents", "50 cents"), ("1.5 dollars", "1.5 dollars"), ("two bucks", "2 bucks"),
     ("three dollars fifty", "$3.50"), ("a dollar twenty-five", "$1.25"), ("two and a half dollars", "2.5 dollars"),
-    ("a dozen", "12"), ("two dozen", "24"), ("half a dozen", "6"), ("a couple of days", "2 days"),
+    ("a dozen", "12"), ("two dozen", "24"), ("half a dozen", "6"), ("a couple of days", "2 or 3 days"), ("a couple of boxes", "2 boxes"),
     ("a fortnight", "14 days"), ("minus five", "-5"), ("negative three", "-3"), ("five quid", "5 quid"),
     ("a quarter per unit per day", "$0.25 per unit per day"), ("plan a quarter ahead", "plan 90 days ahead"),
 ])
