@@ -327,7 +327,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"(?:sipari[şs]\s+(?:edin|verin|ver|et|verilsin)|s[ıi]parı[şs]\s+verin)", "order"),
     (r"(?:pida|pide|pidan|pedir|ordene|ordenar|compre|comprar|encargue|encomende|encomendar|pe[çc]a|hagan|haga|"
      r"produza|produzca|commandez(?:-en)?|achetez|bestellen\s+sie|bestellen|bestelle|nachbestellen|ordern|"
-     r"ordina(?:te|re)?|acquista(?:te)?|pesan(?:lah)?|beli(?:lah)?|agiza|nunua|bestel|koop)", "order"),
+     r"ordina(?:te|re|ne|rne)?|acquista(?:te)?|pesan(?:lah)?|beli(?:lah)?|agiza|nunua|bestel|koop)", "order"),
     (r"hasta\s+(?:tener|llegar\s+a)|hasta|jusqu'(?:à|a)|até|bis\s+auf|fino\s+a|sampai|hingga|hadi", "up to"),
     (r"d[ée]but\s+de\s+|a\s+partir\s+de", "from "),
     (r"arrondi[es]?\s+(?:à|au)|redondead[oa]s?\s+(?:a|al)|arredondad[oa]s?\s+(?:para|a)|(?:auf)?gerundet\s+auf|"

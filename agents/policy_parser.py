@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -303,7 +303,9 @@ _CAP = re.compile(
     r"|limit(?:ed)?\s+(?:each\s+order\s+|orders?\s+|it\s+)?to|at\s+most)\s+" + NUM + r"(?=\s*(?:units?|items?)?\s*(?:per|each|a|in|at|\.|,|;|$|\)))"
 )
 _DAILY = re.compile(r"\b(?:every|each|per|a)\s+(?:single\s+)?(?:day|period|morning|evening|review)\b|\bdaily\b")
-_EVERY_N = re.compile(r"every\s+(?:(\d+)|(two|three|four|five|six|seven|ten|fourteen))\s+days?|\bevery\s+(other\s+|second\s+)?week\b|\bweekly\b|\bevery\s+(two|2)\s+weeks\b|\bfortnightly\b|\bbi-?weekly\b|\b(?:every|each|once\s+a)\s+(fortnight)\b")
+_EVERY_N = re.compile(r"every\s+(?:(\d+)|(two|three|four|five|six|seven|ten|fourteen)|(third|fourth|fifth|sixth|seventh|"
+                      r"tenth|fourteenth|\d+(?:rd|th)))\s+days?|\bevery\s+(other\s+|second\s+)?week\b|\bweekly\b|\bevery\s+(two|2)\s+weeks\b|\bfortnightly\b|\bbi-?weekly\b|\b(?:every|each|once\s+a)\s+(fortnight)\b")
+_ORDINALS = {"third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "tenth": 10, "fourteenth": 14}
 _EVERY_OTHER_DAY = re.compile(r"\bevery\s+(?:other|second|2nd)\s+day\b|\balternate\s+days\b")
 _MONTHLY = re.compile(r"\bonce\s+a\s+month\b|\b(?:one|an?)\s+order\s+(?:a|per|each|every)\s+month\b|\bevery\s+month\b|\beach\s+month\b|\bmonthly\s+(?:order|review|delivery|"
                       r"replenishment|schedule|cycle)|\b(?:order|review|restock|replenish)\w*\s+(?:\w+\s+){0,3}?monthly\b|"
@@ -680,7 +682,10 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     first; where they see several values for one role, the advice's closing statement alone (a "Final policy"
     section, or the prose around a table of alternatives) when it states a whole policy; where they find no
     policy, the learned advice model (`agents.policy_learned`) when it is sure."""
-    rules = _parse_rules(text, capacity, max_order)
+    said = _json_as_words(text or "")
+    rules = _parse_rules(said or text, capacity, max_order)
+    if said is not None:
+        rules = replace(rules, text=text)
     if rules.status == "unparseable" and rules.reason.startswith(_SEVERAL_VALUES):
         closing = _closing_statement(text or "", capacity, max_order)
         if closing is not None:
@@ -688,6 +693,49 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     if rules.status != "unparseable" or not LEARNED_ADVICE or not rules.reason.startswith(_MISSING_A_PHRASE):
         return rules
     return _learned_reading(text or "", rules, capacity) or rules
+
+
+# a tool's JSON answer ('{"policy": "sS", "s": 18, "S": 60, "basis": "inventory_position"}'): its keys name the roles
+_JSON_ROLES = {"s": "reorder point", "reorder_point": "reorder point", "rop": "reorder point",
+               "reorder_level": "reorder point", "S": "order up to", "order_up_to": "order up to",
+               "order_up_to_level": "order up to", "base_stock_level": "order up to", "target_level": "order up to",
+               "Q": "order quantity", "order_quantity": "order quantity", "lot_size": "order quantity",
+               "every_days": "every {} days", "review_period_days": "every {} days", "review_period": "every {} days",
+               "max_inventory": "the capacity is {} units", "capacity": "the capacity is {} units",
+               "max_order": "the maximum order is {} units"}
+_JSON_BASIS = {"inventory_position": "based on the inventory position", "position": "based on the inventory position",
+               "on_hand": "based on on-hand stock only", "on-hand": "based on on-hand stock only"}
+
+
+def _json_as_words(text: str) -> str | None:
+    """The policy in a JSON object as the sentence the phrase rules read, or None when there is no such object."""
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        data = json.loads(text[start:end + 1])
+    except ValueError:
+        return None
+    found: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                role = _JSON_ROLES.get(str(key)) or _JSON_ROLES.get(str(key).lower() if len(str(key)) > 1 else "")
+                if role and isinstance(value, (int, float)) and not isinstance(value, bool):
+                    found.append(role.format(value) if "{}" in role else f"{role} {value}")
+                elif str(key).lower() == "basis" and str(value).lower() in _JSON_BASIS:
+                    found.append(_JSON_BASIS[str(value).lower()])
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(data)
+    if not any(not f.startswith(("based on", "the capacity", "the maximum")) for f in found):
+        return None
+    return text[:start] + ". ".join(found) + "." + text[end + 1:]  # the prose around it still counts
 
 
 _SEVERAL_VALUES = "two different values for the"
@@ -990,9 +1038,11 @@ def _period(low: str) -> int | None:
             return int(m.group(1))
         if m.group(2):
             return _WORDS[m.group(2)]
-        if m.group(3):
+        if m.group(3):  # "every third day"
+            return _ORDINALS.get(m.group(3)) or int(re.sub(r"\D", "", m.group(3)))
+        if m.group(4):
             return 14
-        if m.group(4) or "fortnight" in m.group(0):
+        if m.group(5) or "fortnight" in m.group(0):
             return 14
         return 7
     return 1 if _DAILY.search(low) else None

@@ -223,3 +223,19 @@ def test_a_delivery_day_is_not_a_second_order_day():
 ])
 def test_a_par_level_is_an_order_up_to_level(text, label):
     assert parse_policy(text).label() == label
+
+
+@pytest.mark.parametrize("text, kind, params", [
+    ('{"status": "ok", "result": {"policy": "sS", "s": 25, "S": 90, "basis": "inventory_position", "cost": 12.5}}',
+     "ss", {"s": 25, "S": 90}),
+    ('Solver says: {"reorder_point": 14, "order_quantity": 50}', "sq", {"s": 14, "Q": 50}),
+    ("Order every fourth day, enough to bring stock up to 120.", "periodic", {"T": 4, "S": 120}),
+])
+def test_tool_json_and_ordinal_schedules(text, kind, params):
+    parsed = parse_policy(text)
+    assert parsed.kind == kind and {k: parsed.params[k] for k in params} == params, parsed
+
+
+def test_a_capacity_inside_the_tool_json_still_applies():
+    parsed = parse_policy('```json\n{"s": 50, "S": 200, "max_inventory": 150}\n```\nUse s = 50 and S = 200.')
+    assert parsed.status == "infeasible", parsed
