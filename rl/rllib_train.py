@@ -387,6 +387,7 @@ class TuneOutcome:
     window: tuple[float, float] = (0.0, 0.0)  # wall-clock seconds: the algorithm's setup began, its last report
 
     trainer: str = "rllib-tune"
+    pid: int | None = None  # the actor process that trained it (reused actors share one)
 
     def trained(self) -> TrainedDQN:
         info = {"steps": self.steps, "seconds": self.seconds, "best_validation_cost": self.greedy_cost,
@@ -430,7 +431,10 @@ def tune_dqn(problems: dict[str, Problem], settings: RLlibSettings | None = None
         tuner = tune.Tuner(
             base.algo_class,
             param_space=param_space,
-            tune_config=tune.TuneConfig(max_concurrent_trials=max_concurrent, reuse_actors=False,
+            # the counterfactual algorithm rebuilds itself for the next trial in the same actor (`reset_config`):
+            # two processes per sweep on two cores, not one per instance; RLlib's textbook DQN cannot
+            tune_config=tune.TuneConfig(max_concurrent_trials=max_concurrent,
+                                        reuse_actors="reset_config" in vars(base.algo_class),
                                         trial_name_creator=_trial_name, trial_dirname_creator=_trial_name),
             run_config=tune.RunConfig(
                 name=f"dqn_{int(time.time())}",
@@ -466,7 +470,7 @@ def tune_dqn(problems: dict[str, Problem], settings: RLlibSettings | None = None
             outcomes[name] = TuneOutcome(
                 name, problem, best_cost, int(result.metrics.get("num_env_steps_sampled_lifetime", 0)),
                 float(result.metrics.get("time_total_s", 0.0)), ckpt.path, net, norm, None, window,
-                f"tune-{trainer_name(s)}")
+                f"tune-{trainer_name(s)}", result.metrics.get("pid"))
         return [outcomes[n] for n in names if n in outcomes]
     finally:
         if started:

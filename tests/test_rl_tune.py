@@ -91,3 +91,21 @@ def test_bad_input_names_the_field():
         rl.tune_per_instance({"x": "not a problem"})
     with pytest.raises(ValueError, match="algorithm"):
         RLlibSettings(algorithm="ppo")
+
+
+def test_one_actor_trains_trial_after_trial_each_on_its_own_instance(tmp_path):
+    """reuse_actors: with one trial at a time the three trials share one actor process (torch and RLlib imported
+    once), and each still trains on its own instance from a fresh start (its own normalisation, step count and
+    checkpoint)."""
+    from rl.features import default_normalisation
+    from rl.rllib_train import tune_dqn
+
+    problems = {"a": _p(1), "b": _p(2), "c": _p(3)}
+    s = RLlibSettings(total_steps=4_000, time_budget_s=None, patience=10**6, seed=1)
+    outs = tune_dqn(problems, s, storage_path=tmp_path, max_concurrent=1)
+    assert [o.name for o in outs] == ["a", "b", "c"] and all(o.error is None for o in outs)
+    assert len({o.pid for o in outs}) == 1 and outs[0].pid is not None
+    for o in outs:
+        assert o.problem == problems[o.name] and o.norm == default_normalisation(problems[o.name])
+        assert 4_000 <= o.steps < 4_000 + 6_144  # counted from zero, not from the previous trial's steps
+    assert len({o.checkpoint for o in outs}) == 3
