@@ -121,7 +121,7 @@ _ANCHORS: dict[str, str] = {
                  r"order\s+up to|order\s+(?:no\s+)?more than|\bcaps?\b(?!\s*(?:is|=|:|of)?\s*\d)|capped|ship more than|"
                  r"at a time|at once|/\s*(?:order|ordr|po)\b|(?:per|each|a) (?:delivery|shipment|drop|load|run|po)\b|"
                  r"(?:per|each|every|an?|single|one)\s+order\b|biggest order|largest order|truck can carry|"
-                 r"order limit",
+                 r"order limit|batch(?:es)? of|(?:per|each|every|a|one)\s+(?:batch|ride)\b|max(?:imum)? of",
     "holding_cost": r"holding|carry\w*|storage|storing|(?<!the )(?<!our )(?<!my )(?<!a )(?<!this )\bstore\b|\bkeep\w*|warehous\w*|\brent\w*|refrigerat\w*|"
                     r"\bspace\b|in stock|sitting|\bsit\b|\bhold\b",
     "penalty_cost": r"penalt\w*|stock[\s-]?outs?|shortages?|\bshort\b|\blost\b|\blose\b|\bloses\b|\blosing\b|\bloss\b|\bmiss\w*|"
@@ -150,7 +150,11 @@ _SETUP_SUFFIX = re.compile(r"^\s*(?:\w+\s+){0,4}?(?P<cue>(?:per|each|every|an?|f
                            r"regardless|no matter|each time|every time|in (?:shipping|paperwork|admin)|por (?:pedido|orden|encomenda|viaje|"
                            r"viagem|entrega|env[ií]o)|par (?:commande|livraison))")
 _SETUP_PREFIX = re.compile(r"\b(?:each|every|per)\s+(?:order|delivery|shipment|trip|drop|consignment)\b[^.;,]{0,20}?"
-                           r"\b(?:we|i)\s+(?:pay|spend|are charged|get charged)\s*(?:about|around|roughly)?\s*$")
+                           r"\b(?:we|i)\s+(?:pay|spend|are charged|get charged)\s*(?:about|around|roughly)?\s*$|"
+                           # "each resupply flight costs the programme about $9,000", "every flight order costs 9000"
+                           r"\b(?:each|every)\s+(?:[\w-]+\s+){0,2}?(?:order|delivery|shipment|trip|drop|consignment|flight|"
+                           r"run|requisition|resupply|load|call-out)s?\s+(?:costs?|carries|runs)\s+(?:[\w-]+\s+){0,3}?"
+                           r"(?:about|around|roughly|some)?\s*$")
 _COST_WORD = re.compile(r"\bcosts?\b|\bfees?\b|\bcharges?\b|\bprice|penalt|\bpay|\bspend|\bfreight\b|\btransport\b|"
                         r"\bpostage\b|\bcarriage\b|\bcourier\b|\bcst\b|"
                         r"\b(?:holding|set[\s-]?up|shortage|stock[\s-]?out)\s*(?:is|=|:|of)\s")
@@ -413,7 +417,9 @@ _KEY_VALUE = [(re.compile(r"(?:" + p + r")\s*$"), name, kinds) for p, name, kind
 
 # a pasted table, CSV row or JSON pair: "setup_cost,20,USD", '"order_fee": 15.5' (names as `canonical_name` reads them)
 # (a comma separates a key from its value only in a row of snake_case names: "4 days lead, £30" is prose)
-_FIELD_KEY = re.compile(r"(?:^|[\s{,\"'])[\"']?(?:([a-z][a-z_]{3,30})[\"']?\s*[:=]|([a-z]+_[a-z_]+)[\"']?\s*,)\s*$")
+# (and "order_fee | 22.5" in a pasted query result, "<order_cost currency="vt">2500" in XML)
+_FIELD_KEY = re.compile(r"(?:^|[\s{,\"'])[\"']?(?:([a-z][a-z_]{3,30})[\"']?\s*[:=|]|([a-z]+_[a-z_]+)[\"']?\s*,)\s*$|"
+                        r"<([a-z][a-z_]{3,30})(?:\s[^<>]{0,60})?>\s*$")
 
 
 def _key_value(q: Quantity) -> str | None:
@@ -423,7 +429,7 @@ def _key_value(q: Quantity) -> str | None:
     key = _FIELD_KEY.search(q.prefix[-40:])
     if key and q.kind in ("bare", "money", "count", "duration"):
         try:
-            return canonical_name(key.group(1) or key.group(2))
+            return canonical_name(key.group(1) or key.group(2) or key.group(3))
         except ParameterError:
             return None
     return None
@@ -550,13 +556,15 @@ _PERISH_NON = re.compile(r"(?:nothing|none of it|never)\s+(?:is |gets |ever )*(?
 # a negated loss, however it is said: "nothing goes to waste", "we never bin a bag", "tins not expire",
 # "nothing in the shop spoils", "no spoilage", "expiry: none" (not "what we don't sell goes to waste": selling between)
 _PERISH_VERB = (r"(?:thrown|throw\w*|wast\w*|bin|bins|binned|binning|discard\w*|chuck\w*|pour\w*|tip\w*|dump\w*|"
-                r"spoil\w*|expir\w*|perish\w*|rot|rots|rotten|go(?:es)? (?:bad|off|stale|out of date)|become bad|"
+                r"spoil\w*|expir\w*|perr?ish\w*|rot|rots|rotten|go(?:es)? (?:bad|off|stale|out of date)|become bad|"
                 r"die|dies|trash\w*|skip|compost\w*|(?:in|into) the (?:bin|skip|trash))")
 _PERISH_NEGATED = re.compile(r"\b(?:nothing|nothing's|none of it|none|never|no|not|don't|dont|doesn't|doesnt|do not|does not|"
                              r"won't|wont|nowt|zero)\b(?:\s+(?!(?:sell|sold|sells|selling|use|used|buy|bought|"
                              r"want|wanted|eat|eaten|finish\w*|shift\w*|move\w*)\b)[\w']+){0,5}?\s+" + _PERISH_VERB + r"\b|"
                              r"\b(?:expiry|spoilage|waste|shelf[\s-]?life|use[\s-]?by)\s*(?::|=|-|is)\s*(?:none|nil|n/a|no|never)\b|"
-                             r"\bno (?:spoilage|expiry|use[\s-]?by|wastage)\b")
+                             r"\bno (?:spoilage|expiry|use[\s-]?by|wastage)\b|"
+                             # "nothing we sell expires" (selling is the subject here, not what comes between)
+                             r"\bnothing (?:we|i) (?:sell|stock|carry|have|keep)\s+(?:\w+\s+){0,2}?" + _PERISH_VERB + r"\b")
 # what the goods are, used only to answer the perishability question ("It's milk.", "Screws and bolts.")
 _GOODS_PERISHABLE = re.compile(
     r"\b(?:milk|dairy|cheese|yog(?:h)?urts?|cream|butter|eggs?|bread|loaf|loaves|baguettes?|rolls|buns|pastr(?:y|ies)|"
@@ -719,6 +727,10 @@ _STOCK_NOW_AFTER = re.compile(r"\s*(?:[a-z]+\s+){0,2}?(?:coming|on (?:the|its|th
                               r"\s*(?:[a-z]+\s+){0,1}in (?:the|my|our) [a-z]+(?: [a-z]+)? (?:right now|at the moment|today|now|soon)\b")
 # ("right now" reads "soon" after the idioms)
 # "15 on the truck" is stock in transit, unless the truck's load is the limit ("won't put more than 40 on the truck")
+# a value the message itself says is out of date, when a current one follows
+_USED_TO = re.compile(r"\b(?:used to (?:be|cost|take|charge|run)|was (?:previously|formerly|once)|formerly|previously)"
+                      r"(?:\s+(?:about|around|roughly))?\s*$")
+_NOW_AFTER = re.compile(r"\b(?:now|it's|it is|these days|since|currently|today)\b[^.;]{0,30}\d")
 # the next item of a list of today's stock: "[23] on the shelf, 12 in the back room and 40 on a truck"
 _STOCK_LIST = re.compile(r"^\s*(?:[a-z']+\s+){0,4}?[a-z']+\s*(?:,\s*(?:and\s+)?|and\s+)$")
 _ON_TRUCK = re.compile(r"\s*(?:[a-z]+\s+){0,1}on (?:the|a) (?:truck|van|lorry|boat|ship)\b")
@@ -1139,6 +1151,12 @@ def _offer(name: str, value: object, how: str, pos: int, out: ParseResult, seen:
         return True
     if _same_raw(name, out.values[name], value):
         return False
+    if name in MONEY_FIELDS and out.values[name] == 0 and isinstance(value, (int, float)) and value > 0:
+        # "costs nothing really ... well, the courier is $7.50", "nothing except staff time, about £12 an order":
+        # the message settles on the amount
+        out.values[name] = value
+        seen.how[name], seen.where[name] = how, (seen.sentence, pos)
+        return True
     if how != "context" and seen.how.get(name) == "context":
         out.values[name] = value
         seen.how[name], seen.where[name] = how, (seen.sentence, pos)
@@ -1261,6 +1279,8 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
             continue  # "3 staff", "2 branches": counts of something that is not stock
         if q.kind == "duration" and (_HISTORY_DURATION.search(q.prefix) or re.match(r"\s*ago\b", q.suffix)):
             continue  # "we've been open for 12 years" is the shop's history
+        if _USED_TO.search(q.prefix[-40:]) and _NOW_AFTER.search(sentence[q.end:]):
+            continue  # "the fee used to be $35, it's $28 since we switched": the old value, replaced in the message
         param, how = _assign_how(sentence, q, anchors, context)
         corrects = _corrects(sentence, last, q)
         if corrects is None and last is None and seen.last is not None \

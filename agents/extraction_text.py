@@ -9,6 +9,7 @@ position, so `agents.extraction_rules` can reason about which parameter each num
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from word2number import w2n
@@ -118,11 +119,15 @@ _CURRENCY_CODES = r"(?:usd|us\$|u\$s|eur|euro?s?|gbp|cad|c\$|aud|a\$|nzd|nz\$|in
     r"reais|ars|clp|uyu|kwanza|kz|aoa|meticais|metical|mzn|kwacha|mwk|zmw|mk|cedis?|ghs|birr|etb|nakfa|" \
     r"ariary|ar|mga|ouguiya|mru|dalasi|leones?|sll|pula|bwp|fbu|bif|frw|rwf|ugx|ush|tzs|cfa|fcfa|xof|xaf|francs?|" \
     r"vatu|vuv|tala|wst|kina|pgk|fjd|fj\$|tt\$|ttd|jmd|j\$|bds\$|bbd|xcd|ec\$|g\$|gyd|srd|htg|gourdes?|nu\.?|btn|" \
-    r"ngultrum|mnt|tugriks?|rufiyaa|mvr|scr|mur|kmf|djf|sos|sdg|ssp|ern|lsl|szl|nad|n\$)"
+    r"ngultrum|mnt|tugriks?|rufiyaa|mvr|scr|mur|kmf|djf|sos|sdg|ssp|ern|lsl|szl|nad|n\$|xpf|cfp|vt|zig|zwg|zwl|" \
+    r"afl\.?|awg|ang|xcg|fl\.|\u5186|\u5143|\u5757|\u0e1a\u0e32\u0e17)"
 # "CAD 40", "Rs. 1,500": a code before the number; "12.50 GBP", "250 rupees": after it (a pattern, then "$")
 _CODES_BEFORE = re.compile(rf"(?<![\w$]){_CURRENCY_CODES}\s?(?=\d)")
 _CODES_AFTER = re.compile(rf"(?<![\w$])(\d+(?:,\d{{3}})*(?:\.\d+)?)\s?{_CURRENCY_CODES}(?![\w$])")
 _CURRENCY_SIGNS = "$\u20ac\u00a3\u00a5\u20b9\u20b1\u20a9\u20ba\u20a6\u20b4\u20aa\u20a1\u20b2\u20b8\u20bc\u20be\u20ae\u20ad\u20ab\u09f3\ufdfc\u060b\u058f\u20bd"
+# ... and every other sign Unicode calls a currency symbol ("\u20a8 350", "\u0e3f1,200"), except the cent sign (a minor unit)
+_CURRENCY_SIGNS += "".join(c for c in map(chr, range(0x20, 0x10000)) if unicodedata.category(c) == "Sc"
+                           and c not in _CURRENCY_SIGNS and c not in "\u00a2\u20a5")
 # a figure next to a currency, in the ways it is written around the world: "45.000,00", "1.800.000", "2 500 000",
 # "1,10,000" (lakh grouping), "350,00", "1,200.50"; a scale word may follow ("1 lakh kyats", "2 million dong")
 _MONEY_FIGURE = (r"(?:[1-9]\d{0,2}(?:\.\d{3})+(?:,\d{1,2})?|[1-9]\d{0,2}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d{1,2})?|[1-9]\d?(?:,\d\d)+,\d{3}|"
@@ -262,7 +267,11 @@ _IDIOMS: list[tuple[str, str]] = [
     # vague: two candidates, so a field gets asked, never a silent 3 ("a few risks", "a few customers" stay words)
     (r"\ba few(?= (?:more )?(?:days?|weeks?|months?|units?|items?|pieces|boxes|dollars|bucks|quid|euros|cents)\b)",
      "2 or 3"),
+    # "Perishable? Nope", "perishable = false" (a config line): the answer names the field
+    (r"\bperishable\s*(?:\?|:|=)\s*[\"']?(?:no|nope|nah|false|not really|never|n)\b[\"']?", "not perishable."),
+    (r"\bperishable\s*(?::|=)\s*[\"']?(?:yes|true|y)\b[\"']?", "perishable."),
     (r"\b(?:a|one) dozen\b", "12"),
+    (r"\ba score(?= (?:a|an|per|each|every|for)\b)", "20"),  # "charges a score a delivery"
     (r"\bhalf a (?:dollar|buck|quid)\b", "$0.5"),
     (r"\ba (?:dollar|buck|quid)\b", "$1"),
     # "a quarter" is 25 cents when it is priced per something, otherwise a quarter of a year (see below)

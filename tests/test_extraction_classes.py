@@ -321,3 +321,41 @@ def test_a_couple_of_days_is_asked():
 ])
 def test_colloquial_stockout_behaviour(text, model):
     assert parse_utterance(text).values.get("state_transition_model") == model
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Courier charge is \u20a8 450 a time.", 450), ("Delivery from Bangkok is \u0e3f2,400 per order.", 2400),
+    ("Each order costs 1 500 \u5186 for shipping.", 1500), ("\u5feb\u9012 25\u5143 per order", 25),
+    ("the freight is 6 000 XPF per delivery", 6000), ("Afl. 15,50 per order at the wholesaler", 15.5),
+    ("Transport is ZiG 60 an order", 60),
+    ("Every supply flight costs the mission about US$7,500, whatever is on it.", 7500),
+    ("Ordering costs nothing really, apart from the courier, about $9 an order.", 9),
+    ("The delivery fee used to be $30, it's $26 since the new contract.", 26),
+    ("the carter charges a score a delivery", 20),
+])
+def test_currencies_the_world_writes_and_the_amount_a_message_settles_on(text, value):
+    assert parse_utterance(text).values == {"setup_cost": value}
+
+
+@pytest.mark.parametrize("text, values", [
+    ('<config>\n  <order_cost currency="XCD">45</order_cost>\n  <lead_time unit="days">3</lead_time>\n</config>',
+     {"setup_cost": 45, "lead_time": 3}),
+    (" parameter | value\n-----------+------\n order_fee | 17.5\n max_stock | 90\n(2 rows)", {"setup_cost": 17.5, "max_inventory": 90}),
+])
+def test_xml_and_query_results_name_their_fields(text, values):
+    assert parse_utterance(text).values == values
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Perishable? Nah, it's all hardware, nothing ever gets binned.", "non_perishable"),
+    ("[glue]\nperishable = false", "non_perishable"),
+    ("Nothing we stock expires.", "non_perishable"),
+    ("the candles dont perrish", "non_perishable"),
+])
+def test_perishability_answers_configs_and_typos(text, value):
+    assert parse_utterance(text).values.get("perishability") == value
+
+
+def test_a_batch_limit_is_the_largest_order():
+    assert parse_utterance("the shed fits 400 and the bakery bakes batches of 90 at most").values == \
+        {"max_inventory": 400, "max_order": 90}
