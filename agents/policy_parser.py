@@ -682,7 +682,9 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     first; where they see several values for one role, the advice's closing statement alone (a "Final policy"
     section, or the prose around a table of alternatives) when it states a whole policy; where they find no
     policy, the learned advice model (`agents.policy_learned`) when it is sure."""
-    said = _json_as_words(text or "")
+    said = _json_as_words(text or "") or _formula_as_words(text or "")
+    if _K_SUFFIX.search(said or text or ""):  # "reorder at 1,5k litres and order 4k each time"
+        said = _K_SUFFIX.sub(lambda m: f"{float(m.group(1).replace(',', '.')) * 1000:g}", said or text)
     rules = _parse_rules(said or text, capacity, max_order)
     if said is not None:
         rules = replace(rules, text=text)
@@ -736,6 +738,27 @@ def _json_as_words(text: str) -> str | None:
     if not any(not f.startswith(("based on", "the capacity", "the maximum")) for f in found):
         return None
     return text[:start] + ". ".join(found) + "." + text[end + 1:]  # the prose around it still counts
+
+
+# an (s, S) rule written as code: Python "if position <= 1200: return 4000 - position", SQL "CASE WHEN shelf_count
+# <= 10 THEN 40 - shelf_count", a spreadsheet "=IF(B7<=25, 100-B7, 0)", LaTeX "if $IP_t \le 14$, order $50 - IP_t$"
+_FORMULA = re.compile(r"\b(?:if|when)\s*\(?\s*\$?\s*(?P<var>[A-Za-z_][\w]*)\s*\$?\s*(?:<=|\u2264|\\le(?:q)?\b|<)\s*\$?\s*"
+                      r"(?P<s>\d+(?:\.\d+)?)(?P<rest>[^\n]{0,80}?\n?[^\n]{0,80}?)\b(?P<S>\d+(?:\.\d+)?)\s*-\s*\$?\s*(?P=var)\b",
+                      re.IGNORECASE)
+_K_SUFFIX = re.compile(r"(?<![\w.,])(\d{1,3}(?:[.,]\d)?)k\b")
+_ON_HAND_VAR = re.compile(r"shelf|on_?hand|in_?stock|stock_?count|onhand", re.IGNORECASE)
+
+
+def _formula_as_words(text: str) -> str | None:
+    """An (s, S) rule in code as the sentence the phrase rules read (None when there is none): the variable's
+    name gives the basis (a shelf or on-hand count is on-hand; anything else, e.g. a position, is the position)."""
+    m = _FORMULA.search(text)
+    if m is None or float(m.group("S")) <= float(m.group("s")):
+        return None
+    var = m.group("var")
+    basis = "on-hand stock only" if _ON_HAND_VAR.search(var) and "order" not in var.lower() else "inventory position"
+    return (f"{text[:m.start()]} When the {basis} falls to {m.group('s')}, order up to {m.group('S')}. "
+            f"{text[m.end():]}")
 
 
 _SEVERAL_VALUES = "two different values for the"

@@ -239,3 +239,21 @@ def test_tool_json_and_ordinal_schedules(text, kind, params):
 def test_a_capacity_inside_the_tool_json_still_applies():
     parsed = parse_policy('```json\n{"s": 50, "S": 200, "max_inventory": 150}\n```\nUse s = 50 and S = 200.')
     assert parsed.status == "infeasible", parsed
+
+
+@pytest.mark.parametrize("text, s, S, basis", [
+    ("```python\ndef qty(pos):\n    if pos <= 35:\n        return 90 - pos\n    return 0\n```", 35, 90, "position"),
+    ("SELECT CASE WHEN on_hand <= 8 THEN 30 - on_hand ELSE 0 END FROM stock;", 8, 30, "on_hand"),
+    ("Cell D2: =IF(C2<=12, 48-C2, 0)", 12, 48, "position"),
+    (r"Order $S - X_t = 70 - X_t$ ... i.e. if $X_t \le 20$, order $70 - X_t$.", 20, 70, "position"),
+])
+def test_an_s_S_rule_written_as_code(text, s, S, basis):
+    parsed = parse_policy(text)
+    assert parsed.kind == "ss" and parsed.stated_s == s and parsed.params["S"] == S and parsed.basis == basis, parsed
+
+
+def test_thousands_with_a_k_and_swedish():
+    parsed = parse_policy("Reorder at 2,5k units and order 6k each time.")
+    assert parsed.kind == "sq" and parsed.stated_s == 2500 and parsed.params["Q"] == 6000
+    parsed = parse_policy("Beställ upp till 80 när lagret når 20 stycken.")
+    assert parsed.kind == "ss" and parsed.stated_s == 20 and parsed.params["S"] == 80
