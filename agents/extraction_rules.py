@@ -537,7 +537,10 @@ _RANDOM_CUES = re.compile(r"\brandom\w*|\bswing\w*|\bbusy days?\b|quiet days?|\b
                           r"\b(?:saturdays?|sundays?|fridays?|weekends?)\b[^.;]{0,30}\d+[^.;]{0,30}\b(?:weekdays?|week days|"
                           r"other days|rest of the week)\b|"
                           # "8 a day on weekdays and 20 on Saturdays"
-                          r"\b(?:weekdays?|week days)\b[^.;]{0,30}\d+[^.;]{0,30}\b(?:saturdays?|sundays?|weekends?)\b")
+                          r"\b(?:weekdays?|week days)\b[^.;]{0,30}\d+[^.;]{0,30}\b(?:saturdays?|sundays?|weekends?)\b|"
+                          # "about 30 kg a day but Saturdays way more"
+                          r"\b(?:saturdays?|sundays?|fridays?|mondays?|weekends?)\b[^.;\d]{0,15}\b(?:way |much |a lot |far )?"
+                          r"(?:more|less|busier|quieter)\b")
 _DET_CUES = re.compile(r"same every day|same each day|every day the same|\bconstant\b|\bfixed\b(?!\s+(?:fee|cost|"
                        r"charge|price))|\bexactly\b|\bprecisely\b|"
                        r"like clockwork|regular as clockwork|deterministic|always the same|every day is (?:the )?same|"
@@ -593,12 +596,13 @@ _PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|
 _BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'ll) (?:just )?order it|(?<!their )(?<!his )(?<!its )backlog\w*|back[\s-]?order\w*|"
                       r"(?<!the )(?<!our )(?<!a )(?<!we )(?<!i )(?<!no )\bwait\w*(?! (?:is|was) )|special[\s-]order\w*|"
                       r"collects? (?:it |them )?(?:later|when|once)|(?<!nothing )(?<!never )carr(?:y|ied|ies) (?:it |them )?over|"
-                      r"(?:shipped|filled|fulfilled|sent|delivered) (?:later|when|once|as soon)|"
-                      r"(?:leave|leaves|put down|pay|pays) (?:a|their) (?:deposit|name|number|details)|come back (?:later|for)|rain[\s-]?check|"
+                      r"(?:shipped|filled|fulfilled|sent|delivered|posted|mailed)(?: (?:on )?(?:to )?(?:them|him|her|it))? "
+                      r"(?:later|when|once|as soon)|hang(?:s|ing)? (?:about|around)\b|"
+                      r"(?:leave|leaves|put down|pay|pays) (?:a|their) (?:deposit|name|number|details)|(?<!don't )(?<!dont )(?<!never )(?<!won't )(?<!not )come back (?:later|for)|rain[\s-]?check|"
                       r"pre[\s-]?order\w*|fill (?:it|the order) (?:later|when)|pick (?:it|them) up when|"
                       r"order it for them|(?:they'll|they will|we) order it|deliver (?:it )?later|"
                       r"reserve\w*|put (?:them|it) on a list|happy to wait|don't mind waiting|\bqueue\w* (?:up )?for\b|"
-                      r"(?<!i'll )(?<!i will )(?<!\bi )(?<!we'll )come back (?:later|for|tomorrow|the next|next|when|once|in a)(?! with)|hold on\b|hang on\b|(?<!the )(?<!a )(?<!each )(?<!every )(?<!one )\bpatient\b(?!s\b| (?:session|care|record|file|room|visit)s?\b)|"
+                      r"(?<!i'll )(?<!i will )(?<!\bi )(?<!we'll )(?<!don't )(?<!dont )(?<!never )(?<!won't )(?<!not )come back (?:later|for|tomorrow|the next|next|when|once|in a)(?! with)|hold on\b|hang on\b|(?<!the )(?<!a )(?<!each )(?<!every )(?<!one )\bpatient\b(?!s\b| (?:session|care|record|file|room|visit)s?\b)|"
                       r"take (?:their|a|the|his|her) (?:number|name|details|order|contact)|names? (?:down|on a list)|"
                       r"on a (?:waiting )?list|(?:call|ring|phone|text|email|message|contact|notify) (?:them|the "
                       r"customers?|customers?|people) (?:back )?(?:when|once|as soon)|write (?:it|them|the order) "
@@ -608,7 +612,8 @@ _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waitin
                    r"cancel\w* (?:the |their |an? |that day's |that |this |today's )?order|"
                    r"(?:won't|wont|don't|dont|do not|will not|never|can't|cant|nobody|no one|not|doesn't|doesnt|didn't|wouldn't)"
                    r"\s+(?:\w+\s+)?(?:wait\w*|"
-                   r"hold on\b|hang on\b|come back)|(?:go|goes|went|head|shop|buy|get|grab|pick|order|take|took|choose|chose|hire)\w*\s+"
+                   r"hold on\b|hang on\b|come back)|\b(?:has|have|drinks?|uses?) (?:it|one|them|that)\b[^.;?]{0,40}\binstead\b|"
+                   r"(?:go|goes|went|head|shop|buy|get|grab|pick|order|take|took|choose|chose|hire)\w*\s+"
                    r"(?:[\w&'-]+\s+){0,8}?instead|\belsewhere\b|something else|another brand|substitut\w*|(?<!i )(?<!we )(?<!i'll )(?<!we'll )switch (?:to|brands)|"
                    r"try (?:the |a )?(?:next|another|other)|don't bother|do without|go without|"
                    r"(?:nobody|no one|never)\s+(?:\w+\s+)?(?:comes?|came|coming) back|"
@@ -621,7 +626,7 @@ _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waitin
                    r"message))(?!\s+(?:[\w']+\s+){1,3}with us)|shop down the road|take their business|"
                    r"don't come back|never come back|gone for good|\bgone\b(?!\s+(?:up|down|from|to|over|through|by|in|on|into|\d))|"
                    r"(?:go|goes|went|going|head\w*|pop\w*|nip\w*|tr(?:y|ies)|shop\w*|buy\w*|gets?|walk\w*|off|run\w*|drive\w*)\s+"
-                   r"(?:[\w'&-]+\s+){0,4}?(?:down|across|up) the (?:street|road)|\bonline\b|amazon|"
+                   r"(?:[\w'&-]+\s+){0,4}?(?:down|across|up) the (?:street|road)|\bonline\b(?!\s+(?:from|with|at|through) (?:us|our))(?!\s+together)|amazon|"
                    r"(?<!from )(?<!from the )(?<!with the )(?<!with )(?:another|other|the next|a different) (?:shop|store|place|supplier|seller)|"
                    r"(?:miss|lose|lost) (?:out on )?(?:the|that) (?:sale|customer)|walk out|take their money|"
                    # "buys at the station next door", "goes to the next tornilleria", "drink at the other nakamal"
@@ -642,7 +647,7 @@ _QUESTION = re.compile(r"^\s*(?:what|how|why|which|can you|could you|do you|what
 # its keywords are the question's words, not the manager's facts
 # a hypothetical the manager asks about ("what if the supplier took 5 days?"): its numbers are not facts
 _WHAT_IF = re.compile(r"\bwhat\s+(?:if|happens|would happen|about if)\b|\bsuppose\b|\bimagine\b|\bhow\s+(?:much|would|will|does|do)\b[^?]*\bif\b")
-_ASKING = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:what|whats|how|why|which|can you|could you|do you|do i|should i|what's|"
+_ASKING = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:what|whats|how|why|which|can you|could you|do you|do i|should i|what's|suppose|imagine|"
                      r"explain|what if|what happens|(?:is|are|does|do|should|would|can|could) (?:a|an|the|it|this|that|there|i|we))\b")
 _YES = re.compile(r"^\s*(?:yes|yep|yeah|yup|sure|correct|they do|it does|definitely|absolutely|indeed|of course)\b")
 _NO = re.compile(r"^\s*(?:no|nope|nah|not really|they don't|it doesn't|never|not at all)\b")
@@ -713,7 +718,7 @@ def _perishability(sentence: str, context: str | None = None) -> str | None:
     return None
 
 
-_MIXED = re.compile(r"\bsome\b[^.;]{0,60}\b(?:others?|some|rest|most|many|a lot|lots|plenty)\b|\bhalf\b|\bdepends\b|\bsometimes\b|"
+_MIXED = re.compile(r"\bsome\b[^.;]{0,100}\b(?:others?|some|rest|most|many|a lot|lots|plenty)\b|\bhalf\b|\bdepends\b|\bsometimes\b|"
                     r"\bmostly\b[^.;]{0,40}\bbut\b|"
                     r"\ba few\b[^.;]{0,40}\b(?:others?|most)\b|\bmost\b[^.;]{0,60}\b(?:others?|some|a few)\b|"
                     r"\bmixed\b|\bmix of\b|\bbit of both\b|\bboth\b")
@@ -816,6 +821,7 @@ _CALL = re.compile(r"\b(poisson|pois|normal|gaussian|norm|uniform|unif)\s*\(([^)
 _SD = re.compile(r"(?:give or take|plus or minus|standard deviation|std(?:ev)?|\bsd\b|spread|swings? by|varies by|"
                  r"deviation|either way|each way)(?:\s+(?:of|is|by|about|around|roughly|maybe|like))*\s*"
                  r"(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:either way|each way)")
+_CALL_NAMES = re.compile(r"\b(?:poisson|normal\w*|gaussian|uniform\w*)\b")
 _VARIANCE = re.compile(r"\bvariance(?:\s+(?:of|is|about|around|roughly))*\s*(\d+(?:\.\d+)?)")
 # a rate per hour with the opening hours in the same sentence ("1.5 an hour, and we're open 8 hours a day")
 _HOURLY = re.compile(r"^\s*(?:an|a|per|/|each|every)\s*hour\b")
@@ -1262,6 +1268,9 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
         if q.kind == "money" and not q.period and _ITEM_PRICE.search(q.prefix) and not _SETUP_SUFFIX.search(q.suffix) \
                 and not _SETUP_PREFIX.search(q.prefix[-45:]):
             continue  # "bought at about $112 each" is the item's price, not a cost parameter
+        if q.kind in ("bare", "count") and _HOURLY.match(q.suffix) and (_DEMAND_WORDS.search(sentence) or _CALL_NAMES.search(sentence)):
+            demand_qs.append(q)  # "Poisson, about 1.5 an hour, and we're open 8 hours a day": a rate, read with the hours
+            continue
         if sd_cue.search(q.prefix) and q.kind in ("bare", "count"):
             demand_qs.append(q)  # the spread of a demand statement, whatever keywords are near
             continue

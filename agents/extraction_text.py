@@ -271,6 +271,10 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\bperishable\s*(?:\?|:|=)\s*[\"']?(?:no|nope|nah|false|not really|never|n)\b[\"']?", "not perishable."),
     (r"\bperishable\s*(?::|=)\s*[\"']?(?:yes|true|y)\b[\"']?", "perishable."),
     (r"\b(?:a|one) dozen\b", "12"),
+    (r"(?<![\w.])\d+(?:\.\d+)?\s?(?:cl|ml)\b", "bottle-size"),  # "the 70cl", "500ml bottles": a product size
+    # "1 coil every 2 days": a daily rate ("every 2 days" is no lead time)
+    (r"\b(\d+(?:\.\d+)?)\s+((?:[a-z]+\s+)?)every\s+(\d+)\s+days\b",
+     lambda m: f"{float(m.group(1)) / float(m.group(3)):g} {m.group(2)}a day" if float(m.group(3)) > 0 else m.group(0)),
     (r"\ba score(?= (?:a|an|per|each|every|for)\b)", "20"),  # "charges a score a delivery"
     (r"\bhalf a (?:dollar|buck|quid)\b", "$0.5"),
     (r"\ba (?:dollar|buck|quid)\b", "$1"),
@@ -335,7 +339,7 @@ _LIST_MARKER = re.compile(r"(?:^|(?<=\n)|(?<=[.!?:;])\s)[ \t]*(?:\(?\d{1,2}[.)]|
 _NAME_BEFORE = ("to", "at", "from", "in", "on", "by", "of", "with", "for", "the", "like", "via", "near", "into")
 # "ordering fee $7 Nothing is thrown away": a capitalised word after a word or number without punctuation
 # starts a new sentence (names of days, months and distributions excepted)
-_RUN_ON = re.compile(r"(?<=[a-z0-9%)])" + "".join(rf"(?<!\b{w})" for w in _NAME_BEFORE) + r"[ \t]+(?=(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|"
+_RUN_ON = re.compile(r"(?<=[a-z0-9%)])" + "".join(rf"(?<!\b{w})" for w in _NAME_BEFORE) + r"[ \t]+(?=(?!(?:(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)s?|"
                      r"January|February|March|April|May|June|July|August|September|October|November|December|"
                      r"Poisson|Gaussian|Normal|Uniform|Christmas|Easter|I|Street|Road|Lane|Avenue|Way|Drive|Close|Square|"
                      r"Rs|Rp|Ksh|Tk)\b)"

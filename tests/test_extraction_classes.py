@@ -359,3 +359,36 @@ def test_perishability_answers_configs_and_typos(text, value):
 def test_a_batch_limit_is_the_largest_order():
     assert parse_utterance("the shed fits 400 and the bakery bakes batches of 90 at most").values == \
         {"max_inventory": 400, "max_order": 90}
+
+
+@pytest.mark.parametrize("text, model", [
+    ("if the medals run out, each finisher gets one mailed to them once the new box arrives", "backlog"),
+    ("when the kiosk is out, people order them online from us and wait for the courier", "backlog"),
+    ("a tray we can't supply is $30 of margin lost, and they don't come back for it", "lost_sale"),
+    ("guests who can't get a lemonade have it with sparkling water instead", "lost_sale"),
+])
+def test_waiting_by_post_and_substitution(text, model):
+    assert parse_utterance(text).values.get("state_transition_model") == model
+
+
+@pytest.mark.parametrize("text", [
+    "Some of the hikers will wait a day or two for a boot size if we don't have it in the shop, others just cancel.",
+    "Some riders will hang about for the next van if we're out, others just walk off to the other stall.",
+])
+def test_long_some_and_others_is_mixed(text):
+    r = parse_utterance(text)
+    assert "state_transition_model" not in r.values and set(r.conflicts["state_transition_model"]) == {"backlog", "lost_sale"}
+
+
+@pytest.mark.parametrize("text, values", [
+    ("The 75cl sells Poisson, mean 20 a day.", {"demand_type": "random", "demand_distribution": "poisson(20)"}),
+    ("We sell about 1 drum every 4 days, Poisson.", {"demand_type": "random", "demand_distribution": "poisson(0.25)"}),
+    ("Poisson, roughly 2 an hour, and we're open 9 hours a day.", {"demand_type": "random", "demand_distribution": "poisson(18)"}),
+    ("we get through about 12 a day but Saturdays way more", {"demand_type": "random"}),
+])
+def test_sizes_slow_rates_hourly_rates_and_busy_days(text, values):
+    assert parse_utterance(text).values == values
+
+
+def test_suppose_questions_store_nothing():
+    assert parse_utterance("Suppose customers stopped waiting for back-orders, what then?").values == {}
