@@ -52,6 +52,9 @@ szia nap napot darab darabot és egy hogy nem
 """.split())
 # script and embedding tags: pasted markup or an injection attempt, never a manager's sentence
 _MARKUP = re.compile(r"<\s*/?\s*(?:script|iframe|object|embed|svg|style|img)\b", re.IGNORECASE)
+# an attempt to steer the reader instead of describing the shop: prompt and template injection
+_INJECTION = re.compile(r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier)\s+"
+                        r"(?:instructions|prompts?|rules)|\$\{jndi:|\{\{[^{}]{0,40}\}\}|\{%[^%]{0,40}%\}", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
@@ -68,6 +71,8 @@ def check_message(message: object) -> str | None:
     words = _WORD.findall(text.lower())
     if not words and not re.search(r"\d", text):
         return "I couldn't find any words or numbers in that message."
+    if _INJECTION.search(text):
+        return "I can only take facts about your stock and costs, not instructions. Nothing was changed."
     if _MARKUP.search(text):
         return "That looks like code or web markup rather than a message. Could you say it in words? Nothing was changed."
     letters = [c for c in text if c.isalpha()]

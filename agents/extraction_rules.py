@@ -647,6 +647,8 @@ _QUESTION = re.compile(r"^\s*(?:what|how|why|which|can you|could you|do you|what
 # its keywords are the question's words, not the manager's facts
 # a hypothetical the manager asks about ("what if the supplier took 5 days?"): its numbers are not facts
 _WHAT_IF = re.compile(r"\bwhat\s+(?:if|happens|would happen|about if)\b|\bsuppose\b|\bimagine\b|\bhow\s+(?:much|would|will|does|do)\b[^?]*\bif\b")
+_INFO_QUESTION = re.compile(r"^\W*(?:how (?:much|many|long|often)|what (?:does|do|would|will|is|are|'s)|what's|"
+                            r"why)\b")
 _ASKING = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:what|whats|how|why|which|can you|could you|do you|do i|should i|what's|suppose|imagine|"
                      r"explain|what if|what happens|(?:is|are|does|do|should|would|can|could) (?:a|an|the|it|this|that|there|i|we))\b")
 _YES = re.compile(r"^\s*(?:yes|yep|yeah|yup|sure|correct|they do|it does|definitely|absolutely|indeed|of course)\b")
@@ -725,7 +727,8 @@ _MIXED = re.compile(r"\bsome\b[^.;]{0,100}\b(?:others?|some|rest|most|many|a lot
 
 
 # today's stock, said with an order-now question or as news: a count, never a field of the table
-_STOCK_NOW_BEFORE = re.compile(r"(?:\b(?:i|we)(?:\s+(?:have|have got|got)|\s*'ve(?:\s+got)?)|\bthere(?:'s| is| are|'re))"
+_STOCK_NOW_BEFORE = re.compile(r"(?:\b(?:i|we)(?:\s+(?:have|have got|got)|\s*'ve(?:\s+got)?)|\bthere(?:'s| is| are|'re)|"
+                               r"\bon[\s-](?:hand|order)\s*[:=]?)"
                                r"(?:\s+(?:only|just|about|around))?\s*$")
 _STOCK_NOW_AFTER = re.compile(r"\s*(?:[a-z]+\s+){0,2}?(?:coming|on (?:the|its|their) way|in transit|arriving|due (?:in|on|tomorrow))\b|"
                               r"\s*(?:[a-z]+\s+){0,1}(?:left|in stock|on hand|on the shel(?:f|ves))\s+(?:right now|now|soon|today)\b|"
@@ -1223,7 +1226,9 @@ def _keyword_conflicts(out: ParseResult, seen: _Seen) -> None:
 
 def _parse_sentence(sentence: str, context: str | None, known: dict[str, object], out: ParseResult,
                     seen: _Seen) -> None:
-    qs = [] if seen.asking and _WHAT_IF.search(sentence) else scan_quantities(sentence)
+    # a question the manager asks ("what if the supplier took 5 days?", "how much is this costing me a day?"):
+    # its numbers are the question's, not facts about the shop
+    qs = [] if seen.asking and (_WHAT_IF.search(sentence) or _INFO_QUESTION.match(sentence)) else scan_quantities(sentence)
     anchors = _anchors(sentence)
     demand_qs: list[Quantity] = []
     last: tuple[str, Quantity] | None = None  # the field and number most recently read, for "7 days, sorry, 6"

@@ -160,7 +160,9 @@ _MINOR_UNITS = {"centavos": 100, "centavo": 100, "centimos": 100, "céntimos": 1
                 "kopeks": 100, "kopeck": 100, "kopek": 100, "копеек": 100, "sene": 100, "kobo": 100, "groszy": 100,
                 "grosz": 100, "tetri": 100, "luma": 100, "tiyin": 100, "satang": 100, "pyas": 100, "tambala": 100,
                 "thebe": 100, "ngwee": 100, "pesewas": 100, "santims": 100, "stotinki": 100, "lipa": 100, "halala": 100,
-                "qirsh": 100, "piastres": 100, "piasters": 100, "toea": 100, "sen": 100, "cents": 100}
+                "qirsh": 100, "piastres": 100, "piasters": 100, "toea": 100, "sen": 100, "cents": 100,
+                "halalas": 100, "halalah": 100, "øre": 100, "öre": 100, "ore": None, "haléřů": 100, "halierov": 100,
+                "paise": 100, "paisa": 100, "poisha": 100, "agorot": 100, "eyrir": 100, "aurar": 100}
 _MINOR = re.compile(r"(?<![\w$.,])(\d+(?:[.,]\d+)?)\s?(" + "|".join(k for k, v in _MINOR_UNITS.items() if v and k != "cents")
                     + r")\b", re.I)
 # "1 ruble 50 kopecks", "2 dinars and 250 fils": a major and a minor amount said together
@@ -189,7 +191,16 @@ def _money_to_dollars(text: str) -> str:
 
 
 # idioms rewritten into plain quantities before scanning (order matters: longer phrases first)
-_IDIOMS: list[tuple[str, str]] = [
+_SMALL = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_SMALL_WORDS = "|".join(_SMALL)
+
+
+def _small(word: str) -> int:
+    """1 for "a"/"an", the number for one..ten or digits (compound spans: "one week and three days")."""
+    return 1 if word in ("a", "an") else _SMALL.get(word) or int(word)
+
+
+_IDIOMS: list[tuple[str, object]] = [
     (r"(?<=\d)\s?[\u2013\u2014]\s?(?=\d)", "-"),  # "3–5", "3 — 5": a range
     (r"\s[\u2013\u2014]\s|[\u2014]", ", "),  # "Lead time — 9 days", "6 — no, 5 — days": a pause, never a minus
     (r"[\u2212\u2013]", "-"),
@@ -271,6 +282,11 @@ _IDIOMS: list[tuple[str, str]] = [
     (r"\bperishable\s*(?:\?|:|=)\s*[\"']?(?:no|nope|nah|false|not really|never|n)\b[\"']?", "not perishable."),
     (r"\bperishable\s*(?::|=)\s*[\"']?(?:yes|true|y)\b[\"']?", "perishable."),
     (r"\b(?:a|one) dozen\b", "12"),
+    # "one week and three days" (after the number words), "a week and a day": one span in days
+    (rf"\b(\d+|an?|{_SMALL_WORDS}) weeks? and (\d+|an?|{_SMALL_WORDS}) days?\b",
+     lambda m: f"{7 * _small(m.group(1)) + _small(m.group(2))} days"),
+    (rf"\b(\d+|an?|{_SMALL_WORDS}) and a half (thousand|hundred)\b",
+     lambda m: f"{(_small(m.group(1)) + 0.5) * (1000 if m.group(2) == 'thousand' else 100):g}"),
     (r"(?<![\w.])\d+(?:\.\d+)?\s?(?:cl|ml)\b", "bottle-size"),  # "the 70cl", "500ml bottles": a product size
     # "1 coil every 2 days": a daily rate ("every 2 days" is no lead time)
     (r"\b(\d+(?:\.\d+)?)\s+((?:[a-z]+\s+)?)every\s+(\d+)\s+days\b",
