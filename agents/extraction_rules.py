@@ -418,7 +418,7 @@ _KEY_VALUE = [(re.compile(r"(?:" + p + r")\s*$"), name, kinds) for p, name, kind
 # a pasted table, CSV row or JSON pair: "setup_cost,20,USD", '"order_fee": 15.5' (names as `canonical_name` reads them)
 # (a comma separates a key from its value only in a row of snake_case names: "4 days lead, £30" is prose)
 # (and "order_fee | 22.5" in a pasted query result, "<order_cost currency="vt">2500" in XML)
-_FIELD_KEY = re.compile(r"(?:^|[\s{,\"'])[\"']?(?:([a-z][a-z_]{3,30})[\"']?\s*[:=|]|([a-z]+_[a-z_]+)[\"']?\s*,)\s*$|"
+_FIELD_KEY = re.compile(r"(?:^|[\s{,\"'&?;])[\"']?(?:([a-z][a-z_]{3,30})[\"']?\s*[:=|]|([a-z]+_[a-z_]+)[\"']?\s*,)\s*$|"
                         r"<([a-z][a-z_]{3,30})(?:\s[^<>]{0,60})?>\s*$")
 
 
@@ -529,7 +529,7 @@ _RANDOM_CUES = re.compile(r"\brandom\w*|\bswing\w*|\bbusy days?\b|quiet days?|\b
                           r"predictable|stable)|(?:jump|bounc|mov)\w* around|all over the shop|\blumpy\b|"
                           r"chang\w* (?:a lot|loads|very much|so much|with the|anyhow)|"
                           r"(?:way|a lot|much|far) (?:more|less|busier|quieter) (?:on|when|in)|sometimes? (?:way )?(?:more|less)|"
-                          r"depends (?:on |who|what|how)|(?:slow|quiet|dead|mad|busy) (?:days?|weeks?|nights?) and\b|"
+                          r"depends (?:\w+ )?(?:on |who|what|how)|\bmidweek\b[^.;]{0,30}\d|\b(?:fewer|less|more) when\b|\bchages\b|(?:slow|quiet|dead|mad|busy) (?:days?|weeks?|nights?) and\b|"
                           r"\b(?:is|are|'s) (?:dead|mad busy|quiet) (?:when|on|in)\b|can double\b|nobody wants|"
                           # "some weeks much more, some weeks almost nothing", "sometimes 2, sometimes 15", "it jumps"
                           r"\bsome (?:weeks?|evenings?|mornings?|months?|nights?|seasons?)\b|sometimes\s+\d+[^.;]{0,30}\bsometimes\s+\d+|"
@@ -582,10 +582,10 @@ _GOODS_DURABLE = re.compile(
     r"dry goods|rice|pasta|sugar|salt|cement|lumber|timber|pipes?|fittings|bulbs|light bulbs|filters?|"
     r"widgets?|plastic\w*|metal|steel|jewel(?:le)?ry|watches|cosmetics|perfume|cleaning supplies)\b")
 _PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|expir\w*|go(?:es)? (?:bad|off|stale)|\bstale\b|\brot(?:s|ted|ting|ten)?\b|\bwilt\w*|"
-                         r"\bdie\b|\bfresh\b|shelf life|thrown? (?:out|away)|throw (?:it |them )?(?:out|away)|"
+                         r"\bdie\b|shelf life|(?:same[\s-]day|0 days) only|leftovers? (?:go|goes|get|gets) (?:to|in)\b|thrown? (?:out|away)|throw (?:it |them )?(?:out|away)|"
                          r"in the bin|binned|\bbin (?:it|them|the lot|what's left|whatever)\b|"
                          r"(?:goes?|go|gets?|ends? up) in the (?:skip|compost|trash|rubbish)|\bpulped\b|"
-                         r"\bwaste\w*|discard\w*|dump\w*|\bsell[\s-]by\b|\bcomposted\b|on the compost|\bworthless\b|"
+                         r"\bwaste\w*(?! of (?:my|our|your|his|her|their) time)|discard\w*|dump\w*|\bsell[\s-]by\b|\bcomposted\b|on the compost|\bworthless\b|"
                          r"only good for (?:the|one|a|1) day|good for (?:one|a|1) day only|only lasts? (?:the|one|a|1) day|"
                          r"(?:can'?t|cannot|must not|mustn'?t) be (?:sold|used|served|given|kept|eaten)(?: \w+){0,3}? (?:the )?1 day|"
                          r"must be (?:eaten|sold|used|consumed|served) (?:the |on the )?0 days|"
@@ -597,7 +597,8 @@ _BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'
                       r"(?<!the )(?<!our )(?<!a )(?<!we )(?<!i )(?<!no )\bwait\w*(?! (?:is|was) )|special[\s-]order\w*|"
                       r"collects? (?:it |them )?(?:later|when|once)|(?<!nothing )(?<!never )carr(?:y|ied|ies) (?:it |them )?over|"
                       r"(?:shipped|filled|fulfilled|sent|delivered|posted|mailed)(?: (?:on )?(?:to )?(?:them|him|her|it))? "
-                      r"(?:later|when|once|as soon)|hang(?:s|ing)? (?:about|around)\b|"
+                      r"(?:later|when|once|as soon)|hang(?:s|ing)? (?:about|around)\b|\bpost (?:one|it|them) (?:on )?to them\b|"
+                      r"\bbook (?:in|again) (?:for )?later\b|"
                       r"(?:leave|leaves|put down|pay|pays) (?:a|their) (?:deposit|name|number|details)|(?<!don't )(?<!dont )(?<!never )(?<!won't )(?<!not )come back (?:later|for)|rain[\s-]?check|"
                       r"pre[\s-]?order\w*|fill (?:it|the order) (?:later|when)|pick (?:it|them) up when|"
                       r"order it for them|(?:they'll|they will|we) order it|deliver (?:it )?later|"
@@ -620,7 +621,8 @@ _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waitin
                    r"(?:a |an )?different brand|another product|(?<!uses )(?<!use )(?<!using )something similar|"
                    r"lose the sale|sales? (?:is|are) (?:simply |just |then )?lost|walk(?:s|ed|ing)? (?:away|out|off)|go(?:es)? (?:to )?"
                    r"(?:elsewhere|somewhere else|another|a competitor|the competition|the shop down)|"
-                   r"buy (?:it )?elsewhere|competitor|(?<!don't )(?<!dont )(?<!won't )(?<!never )(?<!not )(?<!doesn't )"
+                   r"buy (?:it )?elsewhere|(?:go|goes|went|eat|eats|buy|buys|shop|shops|get|gets)\w*\s+(?:\w+\s+){0,3}?"
+                   r"somewhere else|competitor|(?<!don't )(?<!dont )(?<!won't )(?<!never )(?<!not )(?<!doesn't )"
                    r"\bleav(?:e|es|ing)\b(?! (?:the|their|his|her|it|them|a|an) (?:phone|bike|car|laptop|device|tablet|watch|"
                    r"machine|van|item|it|them)\b)(?! (?:a|an|their|his|her) (?:deposit|name|number|details|order|note|"
                    r"message))(?!\s+(?:[\w']+\s+){1,3}with us)|shop down the road|take their business|"
@@ -789,7 +791,7 @@ def _transition(sentence: str, has_money: bool, context: str | None) -> str | No
     sentence = _MY_WAIT.sub(" ", sentence.replace("take it or leave it", " "))
     lost = _LOST.search(sentence)
     short = _OUT_COND.search(sentence) or re.search(r"\b(?:we're|we are|i'm|if we're|if we are) (?:a \w+ )?short\b|"
-                                                  r"\bif we(?:'ve| have) none\b", sentence)
+                                                  r"\bif we(?:'ve| have)? (?:none|no)\b", sentence)
     if lost is None and short:
         lost = _GO_TO.search(sentence) or _BUY_IN.search(sentence)
     backlog = _BACKLOG.search(sentence) or _SITS_UNTIL.search(sentence)
@@ -1287,6 +1289,9 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
         if q.is_range and q.kind in ("bare", "count") and not _DEMAND_WORDS.search(sentence) and any(
                 p.kind == "duration" and p.start < q.start for p in qs):
             continue  # "lead time is normally 3 days but could be anywhere from 2 to 6": the lead time's spread
+        if q.kind == "money" and not q.period and _ITEM_EACH.match(q.suffix) and re.search(
+                r"\b(?:themselves|itself)\s+costs?\s*(?:us\s+|me\s+)?(?:about\s+|around\s+)?$", q.prefix):
+            continue  # "the tubes themselves cost £3.20 each": the item's price
         if q.kind in ("bare", "count") and _ITEM_EACH.match(q.suffix) and _ITEM_EACH_BEFORE.search(q.prefix):
             continue  # "the screens are 25 each from the supplier": the item's price
         if q.kind == "bare" and _OTHER_NOUN.match(q.suffix):

@@ -124,7 +124,7 @@ _CURRENCY_CODES = r"(?:usd|us\$|u\$s|eur|euro?s?|gbp|cad|c\$|aud|a\$|nzd|nz\$|in
 # "CAD 40", "Rs. 1,500": a code before the number; "12.50 GBP", "250 rupees": after it (a pattern, then "$")
 _CODES_BEFORE = re.compile(rf"(?<![\w$]){_CURRENCY_CODES}\s?(?=\d)")
 _CODES_AFTER = re.compile(rf"(?<![\w$])(\d+(?:,\d{{3}})*(?:\.\d+)?)\s?{_CURRENCY_CODES}(?![\w$])")
-_CURRENCY_SIGNS = "$\u20ac\u00a3\u00a5\u20b9\u20b1\u20a9\u20ba\u20a6\u20b4\u20aa\u20a1\u20b2\u20b8\u20bc\u20be\u20ae\u20ad\u20ab\u09f3\ufdfc\u060b\u058f\u20bd"
+_CURRENCY_SIGNS = "\u0192$\u20ac\u00a3\u00a5\u20b9\u20b1\u20a9\u20ba\u20a6\u20b4\u20aa\u20a1\u20b2\u20b8\u20bc\u20be\u20ae\u20ad\u20ab\u09f3\ufdfc\u060b\u058f\u20bd"
 # ... and every other sign Unicode calls a currency symbol ("\u20a8 350", "\u0e3f1,200"), except the cent sign (a minor unit)
 _CURRENCY_SIGNS += "".join(c for c in map(chr, range(0x20, 0x10000)) if unicodedata.category(c) == "Sc"
                            and c not in _CURRENCY_SIGNS and c not in "\u00a2\u20a5")
@@ -279,8 +279,8 @@ _IDIOMS: list[tuple[str, object]] = [
     (r"\ba few(?= (?:more )?(?:days?|weeks?|months?|units?|items?|pieces|boxes|dollars|bucks|quid|euros|cents)\b)",
      "2 or 3"),
     # "Perishable? Nope", "perishable = false" (a config line): the answer names the field
-    (r"\bperishable\s*(?:\?|:|=)\s*[\"']?(?:no|nope|nah|false|not really|never|n)\b[\"']?", "not perishable."),
-    (r"\bperishable\s*(?::|=)\s*[\"']?(?:yes|true|y)\b[\"']?", "perishable."),
+    (r"\bperishable[\"']?\s*(?:\?|:|=)\s*[\"']?(?:no|nope|nah|false|not really|never|n)\b[\"']?", "not perishable."),
+    (r"\bperishable[\"']?\s*(?::|=)\s*[\"']?(?:yes|true|y)\b[\"']?", "perishable."),
     (r"\b(?:a|one) dozen\b", "12"),
     # "one week and three days" (after the number words), "a week and a day": one span in days
     (rf"\b(\d+|an?|{_SMALL_WORDS}) weeks? and (\d+|an?|{_SMALL_WORDS}) days?\b",

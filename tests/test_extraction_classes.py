@@ -419,3 +419,42 @@ def test_injection_attempts_are_refused(message):
 ])
 def test_counts_and_questions_store_nothing(text):
     assert parse_utterance(text).values == {}
+
+
+@pytest.mark.parametrize("text, model", [
+    ("If there are none left, the walkers go and eat somewhere else.", "lost_sale"),
+    ("If we've no chains in, the courier just buys one at a cycle shop on his route.", "lost_sale"),
+    ("If a bride wants a garter and we've run out, we post one to them the week after.", "backlog"),
+    ("When we're out of a colour, they book in for later once it arrives.", "backlog"),
+])
+def test_more_stockout_behaviour(text, model):
+    assert parse_utterance(text).values.get("state_transition_model") == model
+
+
+@pytest.mark.parametrize("text, values", [
+    ("lead_time=4&order_cost=22&shelf_cap=70", {"lead_time": 4, "setup_cost": 22, "max_inventory": 70}),
+    ("{'lead_time_days': 3, 'fixed_order_cost': 35, 'perishable': False}",
+     {"lead_time": 3, "setup_cost": 35, "perishability": "non_perishable"}),
+    ("Delivery is \u0192 18,50 per order.", {"setup_cost": 18.5}),
+    ("Ordering charge is £6.10 per order, and the jars themselves cost £2.40 each.", {"setup_cost": 6.1}),
+])
+def test_query_strings_python_dicts_florins_and_unit_prices(text, values):
+    assert parse_utterance(text).values == values
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Fresh basil arrives two days after I order.", None),  # "fresh" alone says nothing about spoilage
+    ("you are hopeless, what a waste of my time", None),
+    ("The fresh pasta is same-day only.", "perishable"),
+])
+def test_fresh_is_not_perishable_by_itself(text, value):
+    assert parse_utterance(text).values.get("perishability") == value
+
+
+@pytest.mark.parametrize("text", [
+    "We use about 25 a week, but it depends entirely on the bookings.",
+    "in summer maybe 15 a day, fewer when it rains",
+    "we go thru about 8 a day but it chages loads",
+])
+def test_more_ways_demand_varies(text):
+    assert parse_utterance(text).values.get("demand_type") == "random"
