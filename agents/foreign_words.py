@@ -309,13 +309,13 @@ _PHRASES: list[tuple[str, str]] = [
     (r"baje\s+(?:a|hasta)|caiga\s+(?:a|hasta)|llegue\s+a|bajen\s+(?:a|hasta)|cair\s+para|chegar\s+a|baixar\s+para|"
      r"descend(?:e|ra)?\s+(?:à|a|jusqu'à)|tombe\s+(?:à|a)|arrive\s+à|f[äa]llt\s+auf|sinkt\s+auf|turun\s+(?:ke|jadi|"
      r"sampai)|mencapai|scende\s+a|daalt\s+(?:tot|naar)|inashuka\s+hadi|hadi\s+kufikia|(?:lagret\s+)?n[åa]r|"
-     r"(?:lagret\s+)?sjunker\s+till", "falls to"),
+     r"(?:lagret\s+)?sjunker\s+till|(?:lageret\s+)?er\s+nede\s+i|(?:zapas\s+)?spadnie\s+do", "falls to"),
     (r"baje\s+de|bajo\s+de|por\s+debajo\s+de|menos\s+de|abaixo\s+de|menos\s+que|en\s+dessous\s+de|sous(?=\s+\d)|"
      r"moins\s+de|weniger\s+als|unter(?=\s+\d)|kurang\s+dari|di\s+bawah|[ae]\s+kadar\s+d[üu][şs]|alt[ıi]na|"
      r"chini\s+ya|sotto\s+(?:i|le|a)?|minder\s+dan|onder(?=\s+\d)", "below"),
     (r"(?:cuando|en\s+cuanto|si|apenas)\b|(?:quando|assim\s+que|se)\b|(?:d[èe]s\s+que|quand|lorsque|si)\b|"
      r"(?:sobald|wenn)\b|(?:kalau|jika|bila|saat|begitu)\b|(?:ikishuka|ukiona|yakifika|ikifika|inapofika)\b|"
-     r"(?:non\s+appena|quando|se)\b|(?:zodra|wanneer|als)\b|(?:n[äa]r|s[åa]\s+snart)\b", "when"),
+     r"(?:non\s+appena|quando|se)\b|(?:zodra|wanneer|als)\b|(?:n[äa]r|s[åa]\s+snart)\b|gdy\b", "when"),
     # ordering verbs and "up to"
     (r"pida\s+(?:lo\s+suficiente|lo\s+necesario)\s+para\s+(?:llevar|volver\s+a\s+tener|tener|completar)|"
      r"encomende\s+o\s+(?:necess[áa]rio|suficiente)\s+para\s+(?:repor|levar|voltar\s+a\s+ter|ter)|"
@@ -328,8 +328,9 @@ _PHRASES: list[tuple[str, str]] = [
     (r"(?:sipari[şs]\s+(?:edin|verin|ver|et|verilsin)|s[ıi]parı[şs]\s+verin)", "order"),
     (r"(?:pida|pide|pidan|pedir|ordene|ordenar|compre|comprar|encargue|encomende|encomendar|pe[çc]a|hagan|haga|"
      r"produza|produzca|commandez(?:-en)?|achetez|bestellen\s+sie|bestellen|bestelle|nachbestellen|ordern|"
-     r"ordina(?:te|re|ne|rne)?|best[äa]ll|acquista(?:te)?|pesan(?:lah)?|beli(?:lah)?|agiza|nunua|bestel|koop)", "order"),
-    (r"hasta\s+(?:tener|llegar\s+a)|hasta|jusqu'(?:à|a)|até|bis\s+auf|fino\s+a|sampai|hingga|hadi|upp\s+till", "up to"),
+     r"ordina(?:te|re|ne|rne)?|best[äa]ll|bestill|zamawiaj|zam[óo]w|acquista(?:te)?|pesan(?:lah)?|beli(?:lah)?|agiza|nunua|bestel|koop)", "order"),
+    (r"hasta\s+(?:tener|llegar\s+a)|hasta|jusqu'(?:à|a)|até|bis\s+auf|fino\s+a|sampai|hingga|hadi|upp\s+till|"
+     r"do\s+poziomu", "up to"),
     (r"d[ée]but\s+de\s+|a\s+partir\s+de", "from "),
     (r"arrondi[es]?\s+(?:à|au)|redondead[oa]s?\s+(?:a|al)|arredondad[oa]s?\s+(?:para|a)|(?:auf)?gerundet\s+auf|"
      r"dibulatkan(?:\s+ke\s+atas)?\s+(?:jadi|menjadi|ke)|yuvarlan(?:arak|d[ıi]|ınca)|arrotondat[oa]\s+a|afgerond\s+op",

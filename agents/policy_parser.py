@@ -682,7 +682,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     first; where they see several values for one role, the advice's closing statement alone (a "Final policy"
     section, or the prose around a table of alternatives) when it states a whole policy; where they find no
     policy, the learned advice model (`agents.policy_learned`) when it is sure."""
-    said = _json_as_words(text or "") or _formula_as_words(text or "")
+    said = _json_as_words(text or "") or _formula_as_words(text or "") or _shorthand_as_words(text or "")
     if _K_SUFFIX.search(said or text or ""):  # "reorder at 1,5k litres and order 4k each time"
         said = _K_SUFFIX.sub(lambda m: f"{float(m.group(1).replace(',', '.')) * 1000:g}", said or text)
     rules = _parse_rules(said or text, capacity, max_order)
@@ -745,6 +745,31 @@ def _json_as_words(text: str) -> str | None:
 _FORMULA = re.compile(r"\b(?:if|when)\s*\(?\s*\$?\s*(?P<var>[A-Za-z_][\w]*)\s*\$?\s*(?:<=|\u2264|\\le(?:q)?\b|<)\s*\$?\s*"
                       r"(?P<s>\d+(?:\.\d+)?)(?P<rest>[^\n]{0,80}?\n?[^\n]{0,80}?)\b(?P<S>\d+(?:\.\d+)?)\s*-\s*\$?\s*(?P=var)\b",
                       re.IGNORECASE)
+# shorthand a consultant uses for a whole rule: a two-bin system ("two-bin, 15 per bin": s = Q = the bin), ordering
+# only once the stock has run out (s = 0), and a solver's state table ("state 0..14 -> order up to 45": s = 14)
+_TWO_BIN = re.compile(r"\btwo[\s-]bin\b[^.\n]{0,60}?\b(\d+)\s*(?:\w+\s+)?(?:per|in each|in every|each|a)\s+bin\b|"
+                      r"\b(\d+)\s*(?:\w+\s+)?(?:per|in each|each)\s+bin\b[^.\n]{0,60}?\btwo[\s-]bin\b", re.IGNORECASE)
+_RUN_OUT_FIRST = re.compile(r"\b(?:only\s+)?(?:re)?order\s+(?:only\s+)?(?:when|once|after)\s+(?:you(?:'ve| have)?|you're|the stock has)"
+                            r"\s+(?:completely\s+|fully\s+|totally\s+)?(?:run|ran)\s+out\b(?:\s+of\s+\w+)?\s*,?\s*then\s+"
+                            r"(?:order|get|buy)\s+(\d+)", re.IGNORECASE)
+_STATE_TABLE = re.compile(r"\b(?:state|inventory|stock|position|x)\s*=?\s*0\s*(?:\.\.|-|\u2013|to)\s*(\d+)\s*(?:->|\u2192|=>|:)\s*"
+                          r"order\s+up\s+to\s+(\d+)", re.IGNORECASE)
+
+
+def _shorthand_as_words(text: str) -> str | None:
+    m = _TWO_BIN.search(text)
+    if m:
+        n = m.group(1) or m.group(2)
+        return f"When the stock falls to {n}, order {n}."  # the first bin empty: the second bin's n are left
+    m = _RUN_OUT_FIRST.search(text)
+    if m:
+        return f"When the stock falls to 0, order {m.group(1)}."
+    m = _STATE_TABLE.search(text)
+    if m and int(m.group(2)) > int(m.group(1)):
+        return f"When the stock falls to {m.group(1)}, order up to {m.group(2)}."  # the states that order
+    return None
+
+
 _K_SUFFIX = re.compile(r"(?<![\w.,])(\d{1,3}(?:[.,]\d)?)k\b")
 _ON_HAND_VAR = re.compile(r"shelf|on_?hand|in_?stock|stock_?count|onhand", re.IGNORECASE)
 

@@ -257,3 +257,16 @@ def test_thousands_with_a_k_and_swedish():
     assert parsed.kind == "sq" and parsed.stated_s == 2500 and parsed.params["Q"] == 6000
     parsed = parse_policy("Beställ upp till 80 när lagret når 20 stycken.")
     assert parsed.kind == "ss" and parsed.stated_s == 20 and parsed.params["S"] == 80
+
+
+@pytest.mark.parametrize("text, kind, stated_s, params", [
+    ("Run a two-bin system with 25 per bin.", "sq", 25, {"Q": 25}),
+    ("Only reorder once you have completely run out, then order 10.", "sq", 0, {"Q": 10}),
+    ("x = 0..9 -> order up to 32\nx = 10.. -> order 0", "ss", 9, {"S": 32}),
+    ("Bestill 30 esker når lageret er nede i 10.", "sq", 10, {"Q": 30}),
+    ("Zamawiaj do poziomu 90 sztuk, gdy zapas spadnie do 25.", "ss", 25, {"S": 90}),
+])
+def test_two_bin_run_out_state_tables_norwegian_and_polish(text, kind, stated_s, params):
+    parsed = parse_policy(text)
+    assert parsed.kind == kind and parsed.stated_s == stated_s, parsed
+    assert {k: parsed.params[k] for k in params} == params
