@@ -791,7 +791,12 @@ _SEVERAL_VALUES = "two different values for the"
 # "Edit: make the order quantity 120", "TL;DR"
 _CLOSING_HEAD = re.compile(r"^[ \t>#*_-]*(?:(?:my\s+|the\s+|your\s+)?final\b|recommended\b|(?:my\s+)?recommendation\b|"
                            r"(?:the\s+)?rule\b|bottom\s+line\b|tl;?\s?dr\b|in\s+short\b|in\s+summary\b|summary\b|"
-                           r"what\s+to\s+do\b|(?:edit|update)\s*:)", re.I | re.M)
+                           r"what\s+to\s+do\b|(?:edit|update)\s*:|so\s*:)", re.I | re.M)
+# a correction of the advice itself: "Actually, ... make the reorder point 35 instead", "Sorry, I mixed up your two
+# products: it should be ...", "sorry typo: reorder pt 12"
+_ADVICE_CORRECTION = re.compile(r"(?:^|[.;!?]\s+|\n)\W*(?:actually|sorry|correction|oops|on second thought|scratch that|"
+                                r"my mistake|let me correct|i mean|wait)\b", re.I)
+_BOLD = re.compile(r"\*\*([^*\n]{6,200})\*\*")
 _TABLE_LINE = re.compile(r"^[ \t]*\|.*$\n?", re.M)
 
 
@@ -810,6 +815,16 @@ def _closing_statement(text: str, capacity: int | None, max_order: int | None) -
         parts.append((text[head.start():], known, "read the closing statement (the working before it names other values)"))
     if re.search(r"^[ \t]*\|?[ \t]*:?-{3,}", text, re.M):
         parts.append((_TABLE_LINE.sub("", text), None, "read the prose (the table lists alternatives)"))
+    bold = [m.group(1) for m in _BOLD.finditer(text) if len(re.findall(r"\d+", m.group(1))) >= 2]
+    if bold:  # "... so I'd order in boxes of 500 instead: **reorder at 900 cones, order 1,000 (two boxes)**"
+        parts.append((bold[-1], None, "read the last bold statement (the working before it names other values)"))
+    fixes = list(_ADVICE_CORRECTION.finditer(text))
+    if fixes and fixes[-1].start() > 0:
+        after = text[fixes[-1].start():]
+        parts.append((after, None, "read the correction (the values before it are replaced)"))
+        merged = _merge_correction(text[:fixes[-1].start()], after, capacity, max_order, inherited)
+        if merged is not None:
+            parts.append((merged, None, "read the correction with the values it keeps"))
     for part, known, note in parts:
         got = _parse_rules(part, capacity, max_order, inherited)
         stated = [got.stated_s, got.params.get("S"), got.params.get("Q")]
@@ -819,6 +834,30 @@ def _closing_statement(text: str, capacity: int | None, max_order: int | None) -
             got.text, got.reason = text, "; ".join(r for r in (got.reason, note) if r)
             return got
     return None
+
+
+def _merge_correction(before: str, after: str, capacity: int | None, max_order: int | None,
+                      inherited: tuple[int | None, int | None]) -> str | None:
+    """A correction that restates one value ("reorder pt 10, qty 30. sorry typo: reorder pt 12"): the policy before
+    it with that value replaced, as words the rules read (None when either part is not that simple)."""
+    first = _parse_rules(before, capacity, max_order, inherited)
+    fix = _Extractor(normalise_advice(after))
+    if first.status != "ok" or first.kind not in ("ss", "sq"):
+        return None
+    numbers = re.findall(r"\d+(?:\.\d+)?", fix.low)
+    if len(numbers) != 1:
+        return None
+    value = numbers[0]
+    s, S, Q = first.stated_s, first.params.get("S"), first.params.get("Q")
+    if re.search(r"reorder|trigger|\bs\s*=|\brop\b|falls? to|drops? to|down to", fix.low):
+        s = value
+    elif first.kind == "ss" and re.search(r"up\s+to|\bS\s*=|target|max(?:imum)?\s+level", fix.orig):
+        S = value
+    elif first.kind == "sq" and re.search(r"quantity|\bqty\b|\bQ\s*=|\border\s+\d", fix.orig, re.I):
+        Q = value
+    else:
+        return None
+    return f"Reorder point {s}, order up to {S}." if first.kind == "ss" else f"Reorder point {s}, order quantity {Q}."
 
 
 def _numbers(text: str) -> set[int]:

@@ -270,3 +270,21 @@ def test_two_bin_run_out_state_tables_norwegian_and_polish(text, kind, stated_s,
     parsed = parse_policy(text)
     assert parsed.kind == kind and parsed.stated_s == stated_s, parsed
     assert {k: parsed.params[k] for k in params} == params
+
+
+@pytest.mark.parametrize("text, kind, stated_s, params", [
+    ("Reorder at 20 and order 80 each time. Actually, with the holiday rush, make the reorder point 30 instead; "
+     "keep the order quantity at 80.", "sq", 30, {"Q": 80}),
+    ("Reorder at 15 and order up to 60. Sorry, that was for the other item: for the mugs it should be reorder at 25 "
+     "and order up to 75.", "ss", 25, {"S": 75}),
+    ("reorder pt 8, qty 24. sorry typo: reorder pt 11", "sq", 11, {"Q": 24}),
+    ("1. Lead-time demand: 40 a day x 3 days = 120.\n2. Safety stock: 1.65 x 12 = 19.8, so 20; reorder point "
+     "120 + 20 = 140.\n3. EOQ = 610, capped at the supplier's 500.\nSo: when stock drops to 140, order 500.", "sq", 140,
+     {"Q": 500}),
+    ("EOQ comes out near 1,830, which is more than the shelf likes, so I'd go with cases of 400 instead: "
+     "**reorder at 300, order 800 (two cases)** each time.", "sq", 300, {"Q": 800}),
+])
+def test_corrections_and_closing_lines_of_worked_advice(text, kind, stated_s, params):
+    parsed = parse_policy(text)
+    assert parsed.kind == kind and parsed.stated_s == stated_s, parsed
+    assert {k: parsed.params[k] for k in params} == params
