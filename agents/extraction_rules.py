@@ -946,6 +946,8 @@ def _scalar(param: str, q: Quantity, out: ParseResult) -> None:
     out.values[param] = round(value, 6) if isinstance(value, float) else value
 
 
+_SELF_COLLECT = re.compile(r"\b(?:i|we)\s+(?:\w+\s+)?(?:collect|fetch|pick)\w*\s+(?:(?:it|them|up|those|the \w+)\s+){0,2}"
+                           r"(?:up\s+)?(?:\w+\s+){0,5}?(?:myself|ourselves)\b")
 _WEEKDAY = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b")
 _ORDER_VERB = re.compile(r"\b(?:order|orders|ordered|ordering|place|put in|send (?:it|the order) in)\b")
 _ARRIVE_VERB = re.compile(r"arriv\w*|\bhere\b|\bbrings?\b|\bsends?\b|\bships?\b|shows? up|turns? up|\bcomes?\b|\bcame\b|\bget (?:it|them)\b|\blands?\b|"
@@ -1350,6 +1352,8 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
                 out.penalty_per_day = trial.penalty_per_day
     if "lead_time" not in out.values and "lead_time" not in out.conflicts:
         lead = _weekday_lead_time(sentence, context)
+        if lead is None and _SELF_COLLECT.search(sentence) and not seen.asking:
+            lead = 0  # "I collect it from the merchant myself, so no waiting": no delivery delay
         if lead is not None:
             _offer("lead_time", lead, "anchor", 0, out, seen)
     about_demand = bool(demand_qs) or context in ("demand_type", "demand_distribution") or bool(

@@ -458,3 +458,13 @@ def test_fresh_is_not_perishable_by_itself(text, value):
 ])
 def test_more_ways_demand_varies(text):
     assert parse_utterance(text).values.get("demand_type") == "random"
+
+
+@pytest.mark.parametrize("text, values", [
+    ("Keeping one costs us 60 Rappen a day.", {"holding_cost": 0.6}),
+    ("Storage is 4 jiao a day per bag.", {"holding_cost": 0.4}),
+    ("Freight is ISK 4.500 per order.", {"setup_cost": 4500}),
+    ("I pick the flour up from the mill myself, so there's no waiting.", {"lead_time": 0}),
+])
+def test_minor_units_krona_codes_and_collecting_it_yourself(text, values):
+    assert parse_utterance(text).values == values
