@@ -49,6 +49,7 @@ dan yang ke untuk dengan adalah hari setiap biaya pesan tidak sampai
 kwa ya wa siku kila gharama ni
 ve bir bu için gün her sipariş maliyet
 szia nap napot darab darabot és egy hogy nem
+ja ei päivää päivä euroa viisi kolme toimitus kestää dny týden tři pět kusů trvá skladu dodávka objednávka
 """.split())
 # script and embedding tags: pasted markup or an injection attempt, never a manager's sentence
 _MARKUP = re.compile(r"<\s*/?\s*(?:script|iframe|object|embed|svg|style|img)\b", re.IGNORECASE)
@@ -68,7 +69,7 @@ def check_message(message: object) -> str | None:
     text = message.strip()
     if not text:
         return "I didn't get any text there."
-    words = _WORD.findall(text.lower())
+    words = [w for w in _WORD.findall(text.lower()) if any(ch.isalpha() for ch in w)]  # not "①" list markers
     if not words and not re.search(r"\d", text):
         return "I couldn't find any words or numbers in that message."
     if _INJECTION.search(text):
@@ -76,12 +77,15 @@ def check_message(message: object) -> str | None:
     if _MARKUP.search(text):
         return "That looks like code or web markup rather than a message. Could you say it in words? Nothing was changed."
     letters = [c for c in text if c.isalpha()]
+    greek = [c for c in letters if unicodedata.name(c, "").startswith("GREEK")]
+    if len(greek) <= 3:  # "μ = 18, σ = 3": notation, not Greek
+        letters = [c for c in letters if c not in greek]
     non_latin = sum(1 for c in letters if not unicodedata.name(c, "").startswith("LATIN"))
     if letters and non_latin / len(letters) > 0.3:
         return "Sorry, I can only read English."
     # a word with letters English does not use ("szállítási", "zamówienia") counts as foreign too
     listed = sum(w in _FOREIGN for w in words)
-    foreign = listed + sum(w not in _FOREIGN and not w.isascii() for w in words)
+    foreign = listed + sum(w not in _FOREIGN and not w.isascii() and len(w) > 1 for w in words)  # not "μ", "σ"
     english = sum(w in _ENGLISH_FUNCTION for w in words)
     if len(words) >= 3 and ((foreign >= 2 and foreign > 2 * english)
                             or (listed >= 1 and not any(w in _ENGLISH for w in words))):

@@ -468,3 +468,14 @@ def test_more_ways_demand_varies(text):
 ])
 def test_minor_units_krona_codes_and_collecting_it_yourself(text, values):
     assert parse_utterance(text).values == values
+
+
+@pytest.mark.parametrize("message", ["μ = 18, σ = 3, normally distributed.", "① Lead time: 5 days\n② Order fee: 40"])
+def test_math_letters_and_circled_list_markers_are_read(message):
+    assert check_message(message) is None
+
+
+@pytest.mark.parametrize("message", ["Toimitus kestää kolme päivää ja tilausmaksu on 15 euroa.",
+                                     "Dodávka trvá pět dny."])
+def test_finnish_and_czech_are_refused(message):
+    assert check_message(message) is not None
