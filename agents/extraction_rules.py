@@ -736,13 +736,13 @@ _STOCK_NOW_AFTER = re.compile(r"\s*(?:[a-z]+\s+){0,2}?(?:coming|on (?:the|its|th
                               r"\s*(?:[a-z]+\s+){0,1}(?:left|in stock|on hand|on the shel(?:f|ves))\s+(?:right now|now|soon|today)\b|"
                               r"\s*(?:[a-z]+\s+){0,1}in (?:the|my|our) [a-z]+(?: [a-z]+)? (?:right now|at the moment|today|now|soon)\b")
 # ("right now" reads "soon" after the idioms)
-# "15 on the truck" is stock in transit, unless the truck's load is the limit ("won't put more than 40 on the truck")
 # a value the message itself says is out of date, when a current one follows
 _USED_TO = re.compile(r"\b(?:used to (?:be|cost|take|charge|run)|was (?:previously|formerly|once)|formerly|previously)"
                       r"(?:\s+(?:about|around|roughly))?\s*$")
 _NOW_AFTER = re.compile(r"\b(?:now|it's|it is|these days|since|currently|today)\b[^.;]{0,30}\d")
 # the next item of a list of today's stock: "[23] on the shelf, 12 in the back room and 40 on a truck"
 _STOCK_LIST = re.compile(r"^\s*(?:[a-z']+\s+){0,4}?[a-z']+\s*(?:,\s*(?:and\s+)?|and\s+)$")
+# "15 on the truck" is stock in transit, unless the truck's load is the limit ("won't put more than 40 on the truck")
 _ON_TRUCK = re.compile(r"\s*(?:[a-z]+\s+){0,1}on (?:the|a) (?:truck|van|lorry|boat|ship)\b")
 _LOAD_CUE = re.compile(r"max|only|more than|up to|\bfits?\b|\bput\b|\btakes?\b|carr|\bholds?\b|load|limit|\bcap\b")
 
@@ -1204,12 +1204,11 @@ def _percent_holding(norm: str, out: ParseResult) -> None:
     out.notes[:] = [n for n in out.notes if not n.startswith("A holding cost of")]
     if value is None or period is None:
         return  # a percentage of a value the message does not give, or of no stated period: asked
-    days = 30 if period == "month" else 365
+    period = "month" if period == "month" else "year"
     unit_value = float(value.group(1) or value.group(2))
-    daily = float(rate) / 100 * unit_value / days
+    daily = per_day(float(rate) / 100 * unit_value, period)  # the one period conversion (extraction_units)
     out.values["holding_cost"] = round(daily, 6)
-    out.notes.append(f"{rate}% a {'month' if days == 30 else 'year'} of ${_fmt(unit_value)} is "
-                     f"{_fmt(round(daily, 6))} per unit per day")
+    out.notes.append(f"{rate}% a {period} of ${_fmt(unit_value)} is {_fmt(round(daily, 6))} per unit per day")
 
 
 def _keyword_conflicts(out: ParseResult, seen: _Seen) -> None:

@@ -192,13 +192,12 @@ def _money_to_dollars(text: str) -> str:
 
 
 # idioms rewritten into plain quantities before scanning (order matters: longer phrases first)
-_SMALL = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
-_SMALL_WORDS = "|".join(_SMALL)
+_SPAN_WORDS = "|".join(u for u in _UNITS if u != "zero")  # "one" .. "nineteen", from the one number-word table
 
 
 def _small(word: str) -> int:
-    """1 for "a"/"an", the number for one..ten or digits (compound spans: "one week and three days")."""
-    return 1 if word in ("a", "an") else _SMALL.get(word) or int(word)
+    """1 for "a"/"an", the number for one..nineteen or digits (compound spans: "one week and three days")."""
+    return 1 if word in ("a", "an") else _UNITS.get(word) or int(word)
 
 
 _IDIOMS: list[tuple[str, object]] = [
@@ -284,9 +283,9 @@ _IDIOMS: list[tuple[str, object]] = [
     (r"\bperishable[\"']?\s*(?::|=)\s*[\"']?(?:yes|true|y)\b[\"']?", "perishable."),
     (r"\b(?:a|one) dozen\b", "12"),
     # "one week and three days" (after the number words), "a week and a day": one span in days
-    (rf"\b(\d+|an?|{_SMALL_WORDS}) weeks? and (\d+|an?|{_SMALL_WORDS}) days?\b",
+    (rf"\b(\d+|an?|{_SPAN_WORDS}) weeks? and (\d+|an?|{_SPAN_WORDS}) days?\b",
      lambda m: f"{7 * _small(m.group(1)) + _small(m.group(2))} days"),
-    (rf"\b(\d+|an?|{_SMALL_WORDS}) and a half (thousand|hundred)\b",
+    (rf"\b(\d+|an?|{_SPAN_WORDS}) and a half (thousand|hundred)\b",
      lambda m: f"{(_small(m.group(1)) + 0.5) * (1000 if m.group(2) == 'thousand' else 100):g}"),
     (r"(?<![\w.])\d+(?:\.\d+)?\s?(?:cl|ml)\b", "bottle-size"),  # "the 70cl", "500ml bottles": a product size
     # "1 coil every 2 days": a daily rate ("every 2 days" is no lead time)
