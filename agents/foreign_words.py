@@ -6,7 +6,7 @@ writer's sentence is never the last one's. What carries from writer to writer is
 ordering, the trigger ("when it falls to"), "up to", the weekdays of a schedule, "physical stock" against "in
 transit", the policy's names (punto de pedido, Meldebestand, titik pesan ulang ...), and the number words. Each of
 those is translated once here, word-bounded, for Spanish, Portuguese, French, Italian, German, Dutch, Indonesian /
-Malay, Turkish and Swahili; the rules then read the result as English. Words that are also English or names
+Malay, Turkish, Swahili, and (the ordering words alone) Swedish, Norwegian, Polish and Estonian; the rules then read the result as English. Words that are also English or names
 ("on", "bin", "due", "Lima", "Sept") count as numbers only inside a run of number words.
 """
 
@@ -304,8 +304,10 @@ _PHRASES: list[tuple[str, str]] = [
      r"d[èe]s\s+qu'il\s+(?:ne\s+)?(?:en\s+)?reste(?:\s+que)?|wenn\s+nur\s+noch|sobald\s+nur\s+noch|kalau\s+(?:sudah\s+)?"
      r"tinggal|jika\s+(?:sudah\s+)?tinggal|bila\s+tinggal|quando\s+ne\s+restano", "when you are down to"),
     (r"tinggal|quedan|restam|il\s+reste|noch", "is down to"),
-    (r"o\s+menos|ou\s+menos|ou\s+moins|oder\s+weniger|atau\s+kurang|veya\s+(?:daha\s+)?az|au\s+chini|o\s+meno|of\s+minder",
-     "or less"),
+    (r"o\s+menos|ou\s+menos|ou\s+moins|oder\s+weniger|atau\s+kurang|veya\s+(?:daha\s+)?az|au\s+chini|o\s+meno|of\s+minder|"
+     r"v[õo]i\s+v[äa]hem", "or less"),
+    (r"kui\s+(?:laos\s+)?on\s+(?:alles|j[äa]rel)|kui\s+(?:alles|j[äa]rel)\s+on", "when you are down to"),  # Estonian
+    (r"iga\s+kord", "each time"),
     (r"baje\s+(?:a|hasta)|caiga\s+(?:a|hasta)|llegue\s+a|bajen\s+(?:a|hasta)|cair\s+para|chegar\s+a|baixar\s+para|"
      r"descend(?:e|ra)?\s+(?:à|a|jusqu'à)|tombe\s+(?:à|a)|arrive\s+à|f[äa]llt\s+auf|sinkt\s+auf|turun\s+(?:ke|jadi|"
      r"sampai)|mencapai|scende\s+a|daalt\s+(?:tot|naar)|inashuka\s+hadi|hadi\s+kufikia|(?:lagret\s+)?n[åa]r|"
@@ -315,7 +317,7 @@ _PHRASES: list[tuple[str, str]] = [
      r"chini\s+ya|sotto\s+(?:i|le|a)?|minder\s+dan|onder(?=\s+\d)", "below"),
     (r"(?:cuando|en\s+cuanto|si|apenas)\b|(?:quando|assim\s+que|se)\b|(?:d[èe]s\s+que|quand|lorsque|si)\b|"
      r"(?:sobald|wenn)\b|(?:kalau|jika|bila|saat|begitu)\b|(?:ikishuka|ukiona|yakifika|ikifika|inapofika)\b|"
-     r"(?:non\s+appena|quando|se)\b|(?:zodra|wanneer|als)\b|(?:n[äa]r|s[åa]\s+snart)\b|gdy\b", "when"),
+     r"(?:non\s+appena|quando|se)\b|(?:zodra|wanneer|als)\b|(?:n[äa]r|s[åa]\s+snart)\b|gdy\b|kui\b", "when"),
     # ordering verbs and "up to"
     (r"pida\s+(?:lo\s+suficiente|lo\s+necesario)\s+para\s+(?:llevar|volver\s+a\s+tener|tener|completar)|"
      r"encomende\s+o\s+(?:necess[áa]rio|suficiente)\s+para\s+(?:repor|levar|voltar\s+a\s+ter|ter)|"
@@ -328,7 +330,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"(?:sipari[şs]\s+(?:edin|verin|ver|et|verilsin)|s[ıi]parı[şs]\s+verin)", "order"),
     (r"(?:pida|pide|pidan|pedir|ordene|ordenar|compre|comprar|encargue|encomende|encomendar|pe[çc]a|hagan|haga|"
      r"produza|produzca|commandez(?:-en)?|achetez|bestellen\s+sie|bestellen|bestelle|nachbestellen|ordern|"
-     r"ordina(?:te|re|ne|rne)?|best[äa]ll|bestill|zamawiaj|zam[óo]w|acquista(?:te)?|pesan(?:lah)?|beli(?:lah)?|agiza|nunua|bestel|koop)", "order"),
+     r"ordina(?:te|re|ne|rne)?|best[äa]ll|bestill|zamawiaj|zam[óo]w|acquista(?:te)?|pesan(?:lah)?|beli(?:lah)?|agiza|nunua|bestel|koop|tellige|tellida|telli)", "order"),
     (r"hasta\s+(?:tener|llegar\s+a)|hasta|jusqu'(?:à|a)|até|bis\s+auf|fino\s+a|sampai|hingga|hadi|upp\s+till|"
      r"do\s+poziomu", "up to"),
     (r"d[ée]but\s+de\s+|a\s+partir\s+de", "from "),
@@ -341,7 +343,7 @@ _PHRASES: list[tuple[str, str]] = [
      r"mi\s+sono\s+sbagliat[oa]|ik\s+heb\s+me\s+vergist", "i made a mistake"),
     (r"mejor|melhor|plut[ôo]t|lieber|besser|sebaiknya|daha\s+iyi|bora|meglio|beter", "rather"),
     (r"recomiendo|recomendo|je\s+recommande|je\s+conseille|ich\s+empfehle|empfehlung|saya\s+sarankan|saran\s+saya|"
-     r"[öo]neriyorum|[öo]nerim|napendekeza|consiglio|raccomando|ik\s+raad\s+aan|advies", "i recommend"),
+     r"[öo]neriyorum|[öo]nerim|napendekeza|consiglio|raccomando|ik\s+raad\s+aan|advies|soovitan", "i recommend"),
     # the small words between, so that the rules' "the warehouse holds 40" also reads "la bodega holds 40"
     (r"que|dass|che|bahwa|ki", "that"),
     (r"el|la|los|las|le|les|der|die|das|den|dem|des|il|lo|gli|het|os", "the"),

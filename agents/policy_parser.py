@@ -170,7 +170,10 @@ _ON_HAND = re.compile(r"on[\s-]?hand|physical\s+(?:[\w-]+\s+)?only|\bcount\s+(?:
                       r"\bcount\s+(?:in|on)\s+the\s+(?!way\b)[a-z]+|"
                       r"\b(?:count|counting|only)\s+(?:at\s+)?(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:on|in)\s+the\s+(?:[\w-]+\s+)?(?:rack|shelf|shelves|"
                       r"cupboard|cabinet|drawer|bin|safe|shop|store|room|fridge|freezer|locker|case|tank|cage|van|warehouse|godown|"
-                      r"storeroom|stockroom|shed|depot|yard|cellar|pantry)\b|\bcount\s+alone\b")
+                      r"storeroom|stockroom|shed|depot|yard|cellar|pantry)\b|\bcount\s+alone\b|"
+                      # "ignore what's on order, just count the cupboard"
+                      r"\b(?:just|only)\s+count\s+(?:the|your|what'?s\s+(?:in|on)\s+the)\s+(?:[\w-]+\s+)?(?:rack|shelf|shelves|cupboard|"
+                      r"cabinet|drawer|bin|shop|store|room|fridge|freezer|cooler|shed|cellar|pantry|stockroom|storeroom|warehouse)\b")
 _POSITION = re.compile(r"inventory[\s-]+position|on[\s-]+order|in[\s-]+transit|outstanding|pipeline|incoming|"
                        r"already[\s-]+ordered|position|on[\s-]+the[\s-]+way|en[\s-]+route|not\s+yet\s+(?:arrived|received)|"
                        r"already\s+(?:on\s+(?:the|a)\s+(?:bus|truck|boat|ship|lorry|van|road|plane)|shipped|dispatched|sent|in\s+the\s+post)")
@@ -183,7 +186,7 @@ _TRIGGER = re.compile(
     r"|(?P<at>to|at|equal\s+to|exactly))\s+" + APPROX + NUM
     + r"(?P<orless>\s*(?:units?|items?|pieces|[a-z]+)?\s*or\s+(?:below|less|fewer|lower|under))?"
 )
-_TRIGGER_HIT = re.compile(r"(?:(?<=you\s)reach|(?<=they\s)reach|(?<=we\s)reach|reaches|reached|hits?|touches|gets\s+down\s+to|(?:you'?re|you\s+are|we'?re|we\s+are|it'?s|"
+_TRIGGER_HIT = re.compile(r"(?:(?<=you\s)reach|(?<=they\s)reach|(?<=we\s)reach|(?<=order\s)reach|(?<=[a-z]{3}s\s)reach|reaches|reached|hits?|touches|gets\s+down\s+to|(?:you'?re|you\s+are|we'?re|we\s+are|it'?s|"
                           r"it\s+is|they'?re|they\s+are)\s+down\s+to|shows?|showing|reads?|counts?\s+(?:only\s+)?)\s+"
                           + APPROX + NUM)
 # "only order when they're completely gone, then order 12": a reorder point of 0
@@ -314,20 +317,26 @@ _EVERY_WEEKS = re.compile(r"\bevery\s+(\d+)\s+weeks\b")
 _WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10, "fourteen": 14}
 _RANGE_HIGH = re.compile(r"\s*(?:-|–|—|to|or)\s*\$?(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|%))")
 # a capacity the advice itself states ("your storage capacity is 80 units", "with room for 80")
-_ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|(?:holds?|takes?|fits?|accommodates?)(?!\s+(?:to|it|a\s+while|time|longer|(?:only\s+)?multiples|\d+\s*(?:days?|weeks?|hours?)))\s+(?:at\s+most|up\s+to|only)?|"
+_ACK_CAPACITY = re.compile(r"(?:capacity|storage|room\s+for|space\s+for|(?:holds?|takes?|fits?|accommodates?)(?!\s+(?:to|it|a\s+while|an?\s+(?:fortnight|week|month|day|year)|(?:a\s+|the\s+)?safety|time|longer|(?:only\s+)?multiples|\d+\s*(?:days?|weeks?|hours?)))\s+(?:at\s+most|up\s+to|only)?|"
                            r"(?:can|could)\s+(?:only\s+)?(?:store|hold|fit|keep|take))\D{0,25}?"
-                           r"(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|hours?|months?|years?|minutes?|%|percent|dollars|cents|runs?|trips?|deliveries|orders?|loads?|visits?|times)\b)(?=\s*(?:[^\W\d_]+\s*){0,2}(?:\.|,|;|\)|\||$|\s-|\u2013|\u2014|and\b|but\b|so\b|with\b|in\b|at\b|max\b|tops\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
+                           r"(?<![£$€¥₹])(\d+(?:\.\d+)?)(?!\s*(?:days?|weeks?|hours?|months?|years?|minutes?|%|percent|dollars|cents|runs?|trips?|deliveries|orders?|loads?|visits?|times)\b)(?=\s*(?:[^\W\d_]+\s*){0,2}(?:of\s+(?:[^\W\d_]+\s*){1,2})?(?:\.|,|;|\)|\||$|\s-|\u2013|\u2014|and\b|but\b|so\b|with\b|in\b|at\b|max\b|tops\b))|(\d+)[\s-]+units?\s+(?:of\s+)?"
                            r"(?:storage\s+)?capacity|"
                            # "your 90-case shed": a store named by how many it holds
                            r"\b(\d+)-(?!(?:foot|feet|ft|metre|meter|m|sq|square|litre|liter|l|gallon|tonne|ton|kg|cubic|year|day|week|hour|"
                            r"minute|door|seat|person|man)\b)[a-z]+\s+(?:shed|store\s?room|stock\s?room|warehouse|fridge|freezer|cooler|"
-                           r"cellar|godown|shelf|rack|cupboard|cabinet|locker|tank|room|space)\b")
+                           r"cellar|godown|shelf|rack|cupboard|cabinet|locker|tank|room|space)\b|"
+                           # "your 25 kg cooler can hold"
+                           r"\b(\d+)\s*(?:[a-z]+\s+)?(?:shed|store\s?room|stock\s?room|warehouse|fridge|freezer|cooler|cellar|"
+                           r"shelf|rack|cupboard|cabinet|locker|tank|room|bunker|bin)\s+(?:can|could|will)\s+(?:only\s+)?"
+                           r"(?:hold|take|fit|store)\b")
 # an order limit the advice itself states ("the supplier's maximum order is 40 units")
 _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?order(?:\s+(?:size|quantity))?(?:\s+(?:is|of|=|:|at))+\s*"
                             + NUM + r"|(?:supplier|vendor|wholesaler|truck|van)\D{0,30}?(?:caps?|limits?)\s+(?:each\s+|every\s+)?"
                             r"orders?\s+(?:at|to)\s+" + NUM + r"|(?:van|truck|lorry|supplier|vendor|wholesaler)\D{0,20}?"
                             r"(?:carries|delivers|brings|sends|takes|ships|accepts)\s+(?:at\s+most|up\s+to|no\s+more\s+than|"
-                            r"a\s+maximum\s+of)\s+" + NUM + r"|\b\w+'s\s+max(?:imum)?(?:\s+order)?\s+(?:is|of|=|:)\s*" + NUM + r"|\b(?:caps?|capped|limits?|limited)\s+(?:us\s+|each\s+|every\s+|all\s+|the\s+)*"
+                            r"a\s+maximum\s+of)\s+" + NUM + r"|\b\w+'s\s+(?:max(?:imum)?|limit|cap)(?:\s+order)?\s+(?:is|of|=|:)\s*" + NUM
+                            + r"|(?:van|truck|lorry|supplier|vendor|wholesaler)\D{0,20}?(?:carries|delivers|brings|sends|takes|ships)\s+"
+                            + NUM + r"(?:\s+[a-z]+)?\s+(?:at\s+most|max(?:imum)?|tops)\b" + r"|\b(?:caps?|capped|limits?|limited)\s+(?:us\s+|each\s+|every\s+|all\s+|the\s+)*"
                             r"(?:orders?|deliveries|shipments?|at)\s+(?:at\s+|to\s+)?" + NUM + r"|(?:won't|will\s+not|doesn't|does\s+not|"
                             r"can't|cannot|don't|do\s+not)\s+(?:take|accept|ship|deliver|send|do)\s+(?:orders?\s+|more\s+than\s+)?"
                             r"(?:over|above|more\s+than|bigger\s+than|larger\s+than|beyond)?\s*" + NUM)
@@ -682,7 +691,8 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     first; where they see several values for one role, the advice's closing statement alone (a "Final policy"
     section, or the prose around a table of alternatives) when it states a whole policy; where they find no
     policy, the learned advice model (`agents.policy_learned`) when it is sure."""
-    said = _json_as_words(text or "") or _formula_as_words(text or "") or _shorthand_as_words(text or "")
+    said = _json_as_words(text or "") or _formula_as_words(text or "") or _shorthand_as_words(text or "") or \
+        _code_as_words(text or "")
     if _K_SUFFIX.search(said or text or ""):  # "reorder at 1,5k litres and order 4k each time"
         said = _K_SUFFIX.sub(lambda m: f"{float(m.group(1).replace(',', '.')) * 1000:g}", said or text)
     rules = _parse_rules(said or text, capacity, max_order)
@@ -704,7 +714,8 @@ _JSON_ROLES = {"s": "reorder point", "reorder_point": "reorder point", "rop": "r
                "Q": "order quantity", "order_quantity": "order quantity", "lot_size": "order quantity",
                "every_days": "every {} days", "review_period_days": "every {} days", "review_period": "every {} days",
                "max_inventory": "the capacity is {} units", "capacity": "the capacity is {} units",
-               "max_order": "the maximum order is {} units"}
+               "max_order": "the maximum order is {} units", "order_qty": "order quantity", "reorder_qty": "order quantity",
+               "review_every_days": "every {} days", "review_interval_days": "every {} days", "review_days": "every {} days"}
 _JSON_BASIS = {"inventory_position": "based on the inventory position", "position": "based on the inventory position",
                "on_hand": "based on on-hand stock only", "on-hand": "based on on-hand stock only"}
 
@@ -774,6 +785,43 @@ _K_SUFFIX = re.compile(r"(?<![\w.,])(\d{1,3}(?:[.,]\d)?)k\b")
 _ON_HAND_VAR = re.compile(r"shelf|on_?hand|in_?stock|stock_?count|onhand", re.IGNORECASE)
 
 
+# a unified diff of a config ("-reorder_point = 20 / +reorder_point = 24"): the removed lines are gone
+_DIFF = re.compile(r"^(?:---\s+a/|\+\+\+\s+b/|@@\s)", re.M)
+# a config line ("reorder_point = 24", "order_qty: 60") whose key names a role
+_CONFIG_LINE = re.compile(r"^[ \t]*[\"']?([A-Za-z_]+)[\"']?[ \t]*[=:][ \t]*(\d+(?:\.\d+)?)[ \t,;]*$", re.M)
+# a pick marked on one line of a list: "2) s=130, S=1,500   <- go with this one"
+_PICK_MARK = re.compile(r"^[ \t]*(?:\d+[.)]|[-*\u2022]|\(?[a-z]\))?[ \t]*(.*?\d.*?)[ \t]*(?:<-+|<=+|\u2190|\u27f5)[ \t]*"
+                        r"(?:go\s+with|pick|choose|use|take|recommended|my\s+pick|this\s+one|best)", re.I | re.M)
+_CSV_ROLES = {"s": "reorder point", "S": "order up to", "Q": "order quantity"}
+
+
+def _code_as_words(text: str) -> str | None:
+    """A policy written as data rather than prose, as the sentence the phrase rules read (None when it is not):
+    a diff of a config (only its kept and added lines count), config lines ("reorder_point = 24", "order_qty: 60"), a CSV whose
+    header names s / S / Q columns, or a list with one line marked as the pick ("<- go with this one")."""
+    pick = _PICK_MARK.findall(text)
+    if len(pick) == 1 and len(re.findall(r"^[ \t]*(?:\d+[.)]|[-*\u2022])", text, re.M)) >= 2:
+        return pick[0]
+    if _DIFF.search(text):
+        kept = [ln for ln in text.splitlines() if not ln.startswith("-") and not _DIFF.match(ln)]
+        text = "\n".join(ln[1:] if ln.startswith("+") else ln for ln in kept)
+    lines = text.strip().splitlines()
+    if len(lines) >= 2 and lines[0].count(",") >= 2:
+        head = [c.strip() for c in lines[0].split(",")]
+        if any(c in _CSV_ROLES for c in head):
+            out = []
+            for row in lines[1:]:
+                cells = dict(zip(head, (c.strip() for c in row.split(","))))
+                said = [f"{_CSV_ROLES[k]} {v}" for k, v in cells.items() if k in _CSV_ROLES and re.fullmatch(r"\d+(?:\.\d+)?", v)]
+                basis = _JSON_BASIS.get(cells.get("basis", "").lower())
+                out.append(", ".join(said + ([basis] if basis else [])) + ".")
+            return " ".join(out)
+    # named keys only, two or more: "S = 60" alone is a line of a worked answer, not a config
+    found = [(_JSON_ROLES.get(k.lower()), v) for k, v in _CONFIG_LINE.findall(text) if len(k) > 1]
+    said = [role.format(v) if "{}" in role else f"{role} {v}" for role, v in found if role]
+    return ". ".join(said) + "." if len(said) >= 2 else None
+
+
 def _formula_as_words(text: str) -> str | None:
     """An (s, S) rule in code as the sentence the phrase rules read (None when there is none): the variable's
     name gives the basis (a shelf or on-hand count is on-hand; anything else, e.g. a position, is the position)."""
@@ -797,6 +845,9 @@ _CLOSING_HEAD = re.compile(r"^[ \t>#*_-]*(?:(?:my\s+|the\s+|your\s+)?final\b|rec
 _ADVICE_CORRECTION = re.compile(r"(?:^|[.;!?]\s+|\n)\W*(?:actually|sorry|correction|oops|on second thought|scratch that|"
                                 r"my mistake|let me correct|i mean|wait)\b", re.I)
 _BOLD = re.compile(r"\*\*([^*\n]{6,200})\*\*")
+# a line led by a bold label that names the answer: "**Suggested policy:** ...", "**Rule:** ...", "**Policy**: ..."
+_BOLD_LABEL = re.compile(r"^[ \t>#*_-]*\*\*[^*\n]{0,30}?\b(?:policy|rule|recommendation|suggestion|answer|plan)\s*:?\*\*\s*:?"
+                         r"[ \t]*([^\n]*\d[^\n]*)$", re.I | re.M)
 _TABLE_LINE = re.compile(r"^[ \t]*\|.*$\n?", re.M)
 
 
@@ -815,6 +866,9 @@ def _closing_statement(text: str, capacity: int | None, max_order: int | None) -
         parts.append((text[head.start():], known, "read the closing statement (the working before it names other values)"))
     if re.search(r"^[ \t]*\|?[ \t]*:?-{3,}", text, re.M):
         parts.append((_TABLE_LINE.sub("", text), None, "read the prose (the table lists alternatives)"))
+    labelled = list(_BOLD_LABEL.finditer(text))
+    if labelled:  # "**Suggested policy:** when your stock falls to 26 hoods, order 14 more."
+        parts.append((labelled[-1].group(1), None, "read the labelled policy line (the working before it names other values)"))
     bold = [m.group(1) for m in _BOLD.finditer(text) if len(re.findall(r"\d+", m.group(1))) >= 2]
     if bold:  # "... so I'd order in boxes of 500 instead: **reorder at 900 cones, order 1,000 (two boxes)**"
         parts.append((bold[-1], None, "read the last bold statement (the working before it names other values)"))
@@ -889,7 +943,7 @@ def _stated_limits(x: _Extractor) -> tuple[int | None, int | None]:
     low = x.low
     stated_capacity = None
     for m in _ACK_CAPACITY.finditer(low):
-        g = next(i for i in (1, 2, 3) if m.group(i))
+        g = next(i for i in range(1, len(m.groups()) + 1) if m.group(i))
         if re.search(r"(?:up\s+to|fill(?:\s+up)?\s+to|order\s+to)\s+(?:the\s+|your\s+)?(?:full\s+)?$",
                      low[max(0, m.start() - 20):m.start()]):
             continue  # "order up to the capacity of 80": an order-up-to level, not only a remark
@@ -916,7 +970,7 @@ def _parse_rules(text: str, capacity: int | None = None, max_order: int | None =
     if not choice and _conditional_alternatives(low):
         return ParsedPolicy("unparseable", text, reason="alternatives for different conditions, none picked")
     position = [m for m in _POSITION.finditer(full)
-                if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind|don't count|do not count|no need to count|leave out)\b[^.;:]{0,35}$", full[max(0, m.start() - 45):m.start()])]
+                if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind|don'?t count|do not count|no need to count|leave out)\b[^.;:]{0,35}$", full[max(0, m.start() - 45):m.start()])]
     basis = "on_hand" if _ON_HAND.search(full) and not position else "position"  # "ignore anything on order": on hand
 
     stated_capacity, stated_max_order = _stated_limits(x)

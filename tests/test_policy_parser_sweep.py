@@ -288,3 +288,60 @@ def test_corrections_and_closing_lines_of_worked_advice(text, kind, stated_s, pa
     parsed = parse_policy(text)
     assert parsed.kind == kind and parsed.stated_s == stated_s, parsed
     assert {k: parsed.params[k] for k in params} == params
+
+
+@pytest.mark.parametrize("text, kind, stated_s, params, basis", [
+    # a diff of a config: the removed line is gone, the unchanged quantity stands
+    ("--- a/policy.yaml\n+++ b/policy.yaml\n-reorder_point: 12\n+reorder_point: 16\n order_qty: 36", "sq", 16, {"Q": 36},
+     "position"),
+    ("sku,kind,s,S,basis\nmug-7,minmax,6,22,on_hand", "ss", 6, {"S": 22}, "on_hand"),
+    ("Three ways to run it:\n- s=40, S=90\n- s=55, S=120  <- my pick\n- s=70, S=150", "ss", 55, {"S": 120}, "position"),
+    ('{"advice": "periodic", "review_interval_days": 14, "order_quantity": 70, "horizon_days": 180}', "periodic", None,
+     {"T": 14, "Q": 70}, "position"),
+    ("Telli 40 pakki iga kord, kui laos on alles 12 pakki või vähem.", "sq", 12, {"Q": 40}, "position"),
+    ("cartons: when u get to 9 order up 2 30. dont count whats on order, only count the shelf", "ss", 9, {"S": 30}, "on_hand"),
+    ("Order 25 crates whenever the crates on hand plus the crates on order reach 18.", "sq", 18, {"Q": 25}, "position"),
+])
+def test_advice_written_as_data_a_marked_pick_estonian_and_counting_bases(text, kind, stated_s, params, basis):
+    parsed = parse_policy(text)
+    assert parsed.status == "ok" and parsed.kind == kind and parsed.stated_s == stated_s, parsed
+    assert {k: parsed.params[k] for k in params} == params and parsed.basis == basis
+
+
+def test_a_single_config_line_in_worked_prose_is_not_read_as_the_whole_policy():
+    parsed = parse_policy("**Reorder point**\n\ns = 4·2 + 6 = 14\n\n**Order-up-to level**\n\nS = 50\n")
+    assert parsed.kind == "ss" and parsed.stated_s == 14 and parsed.params["S"] == 50
+
+
+@pytest.mark.parametrize("text, closing", [
+    ("Lead-time demand 3 x 5 = 15, safety stock 5, so s = 20. EOQ = sqrt(2 x 3 x 30 / 0.05) = 60.0, but the shelf "
+     "takes 45.\n\n**Recommended policy:** when stock falls to 20 jars, order 25.", (20, 25)),
+    ("Daily use 4; lead time 3 days; safety 3; reorder point 15. EOQ = 44.7.\n\n**Rule:** order 40 whenever you're "
+     "down to 15.", (15, 40)),
+])
+def test_a_bold_labelled_policy_line_closes_the_worked_answer(text, closing):
+    parsed = parse_policy(text)
+    assert parsed.kind == "sq" and (parsed.stated_s, parsed.params["Q"]) == closing, parsed
+
+
+@pytest.mark.parametrize("text, why", [
+    ("Your rack holds 60 tins of polish and the supplier takes 5 days, so use s = 20 and S = 70.", "capacity the advice itself states (60)"),
+    ("Reorder at 10 kg and order 35 kg. That is more than your 30 kg freezer can hold, but the price is better.",
+     "capacity the advice itself states (30)"),
+    ("Order 50 boxes when you reach 20. I know the van carries 40 at most, but 50 covers the wait.", "maximum order the advice itself states (40)"),
+    ("Every Monday order 60 sacks. (The barge's limit is 50 sacks a trip.)", "maximum order the advice itself states (50)"),
+])
+def test_a_policy_beyond_a_limit_the_advice_itself_states_is_infeasible(text, why):
+    parsed = parse_policy(text)
+    assert parsed.status == "infeasible" and why in parsed.reason, parsed
+
+
+@pytest.mark.parametrize("text, kind, stated_s, params", [
+    ("The printer takes a fortnight and charges £25 per run. Order 80 when you're down to 35.", "sq", 35, {"Q": 80}),
+    ("Lead-time demand is 60. Hold a safety stock of about 20 on top of that: reorder at 80 and order 200.", "sq", 80,
+     {"Q": 200}),
+])
+def test_a_lead_time_a_fee_or_a_safety_stock_is_never_a_stated_capacity(text, kind, stated_s, params):
+    parsed = parse_policy(text)
+    assert parsed.status == "ok" and parsed.kind == kind and parsed.stated_s == stated_s, parsed
+    assert {k: parsed.params[k] for k in params} == params
