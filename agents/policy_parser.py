@@ -811,7 +811,7 @@ def _code_as_words(text: str) -> str | None:
         if any(c in _CSV_ROLES for c in head):
             out = []
             for row in lines[1:]:
-                cells = dict(zip(head, (c.strip() for c in row.split(","))))
+                cells = dict(zip(head, (c.strip() for c in row.split(",")), strict=False))  # a short row leaves its last cells out
                 said = [f"{_CSV_ROLES[k]} {v}" for k, v in cells.items() if k in _CSV_ROLES and re.fullmatch(r"\d+(?:\.\d+)?", v)]
                 basis = _JSON_BASIS.get(cells.get("basis", "").lower())
                 out.append(", ".join(said + ([basis] if basis else [])) + ".")
