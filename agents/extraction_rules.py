@@ -114,27 +114,32 @@ _ANCHORS: dict[str, str] = {
                      # "cap 80", "the shelf cap is 120": a capacity (an order's cap says "order": see max_order)
                      r"(?<!order )\bcap\b(?=\s*(?:is|=|:|of)?\s*\d)(?!\s*(?:is|=|:|of)?\s*[\d.,]+\s*(?:/|per|an?|each)\s*"
                      r"(?:order|po|delivery|drop)\b)|\b(?:could|can) keep\b|\bkeep (?:up to|max(?:imum)?|at most)\b|"
-                     r"\bplace for\b|\btops out at\b",
+                     r"\bplace for\b|\btops out at\b|accommodat\w*",
     "max_order": r"max(?:imum)?\.?\s*(?:order\w*|ordr|ord|po|q|qty)\b|max(?:imum)? per (?:po|order)|"
                  r"order\s+(?:limit|size|quantity|cap|max\w*|ceiling)|per[\s-]order (?:ceiling|limit|cap|max\w*)|order\s+at most|"
                  r"(?:drop|send|bring|deliver)s? (?:no )?more than|per (?:visit|drop|run|trip|load)\b|"
                  r"order\s+up to|order\s+(?:no\s+)?more than|\bcaps?\b(?!\s*(?:is|=|:|of)?\s*\d)|capped|ship more than|"
                  r"at a time|at once|/\s*(?:order|ordr|po)\b|(?:per|each|a) (?:delivery|shipment|drop|load|run|po)\b|"
                  r"(?:per|each|every|an?|single|one)\s+order\b|biggest order|largest order|truck can carry|"
-                 r"order limit|batch(?:es)? of|(?:per|each|every|a|one)\s+(?:batch|ride)\b|max(?:imum)? of",
+                 r"order limit|batch(?:es)? of|(?:per|each|every|a|one)\s+(?:batch|ride)\b|max(?:imum)? of|"
+                 # an in-house run: "25 out of one session at the most", "the most I can get out of a firing"
+                 r"out of (?:one|a|each|every|the|a single) (?:session|run|batch|firing|bake|load|trip|go|shift)\b|"
+                 r"per (?:session|firing|bake|shift)\b|(?:truck|van|lorry|boat|ute)\w* (?:only )?(?:brings?|carries|takes|"
+                 r"delivers?) (?:\w+ ){0,3}?(?:max\b|at (?:the )?most)",
     "holding_cost": r"holding|carry\w*|storage|storing|(?<!the )(?<!our )(?<!my )(?<!a )(?<!this )\bstore\b|\bkeep\w*|warehous\w*|\brent\w*|refrigerat\w*|"
                     r"\bspace\b|in stock|sitting|\bsit\b|\bhold\b",
     "penalty_cost": r"penalt\w*|stock[\s-]?outs?|shortages?|\bshort\b|\blost\b|\blose\b|\bloses\b|\blosing\b|\bloss\b|\bmiss\w*|"
                     r"run(?:ning)? out|run(?:s|ning)? (?:dry|low)|sold out|sell out|out of stock|profit|margin|"
                     r"goodwill|\bwait\w*|delay\w*|\blate\b|"
-                    r"backorder\w*|unmet|unfilled|unserved|can't serve|cannot serve|turn(?:ed)? away|disappoint\w*|\bempty\b|\bhit\b",
-    "setup_cost": r"set[\s-]?up|haul\w*|handling charge|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
+                    r"backorder\w*|unmet|unfilled|unserved|can't serve|cannot serve|turn(?:ed)? away|disappoint\w*|\bempty\b|\bhit\b|"
+                    r"(?:can't|cannot|couldn't|can not|unable to|fail to) (?:supply|provide|fill|deliver)\b",
+    "setup_cost": r"set[\s-]?up|haul\w*|handling charge|(?<=\d )handling\b|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
                   r"plac\w*\s+(?:an\s+)?orders?|\bdelivery\b|deliveries|shipping|shipment|\btruck\b|\bfixed\b|"
                   r"\bflat\b|\bfees?\b|paperwork|admin\w*|ordering|courier\w*|call[\s-]?out|freight|carriage|postage|haulage|"
                   r"(?:per|each|every|an?)\s+(?:restock|run|trip|drop|consignment|pickup|pick-up|collection|load|job)|a pop\b|"
                   r"(?:order|delivery|ordering)\s+charges?",
     "risk_tolerance": r"risk\w*|riskscale|averse|cautious|conservative|aggressive|gambl\w*|\bsafe\b|neutral|"
-                      r"\bscale\b|careful|\bbold\b",
+                      r"\bscale\b|careful|\bbold\b|\b(?:put|mark|set|score) me (?:down )?(?:at|as)\b",
 }
 _ANCHOR_RE = {p: re.compile(r) for p, r in _ANCHORS.items()}
 _KIND_PARAMS = {
@@ -230,8 +235,8 @@ _OTHER_THINGS = re.compile(r"\s*(?:[a-z-]+\s+)?(?:vans|trucks|lorries|cars|drive
                            r"partners|managers|sites|staff|employees|people|workers|branches|stores|shops)\b")
 # a cost per pallet / case: divided by the units in one when the message says how many (PROCEDURE.md)
 _CONTAINER = r"(pallet|case|crate|carton|box|pack|tray|bundle|sack|drum|keg)"
-_PER_CONTAINER_SUFFIX = re.compile(r"^\s*(?:[a-z]+\s+){0,2}?(?:per|a|an|each|every|for each|for an?|for one|/)\s*" + _CONTAINER
-                                   + r"\b")
+_PER_CONTAINER_SUFFIX = re.compile(r"^\s*(?:[a-z]+\s+){0,2}?(?:to\s+(?:store|keep|hold|house)\s+)?(?:per|a|an|each|every|for each|for an?|"
+                                   r"for one|one|/)\s*" + _CONTAINER + r"\b")
 _PER_CONTAINER_PREFIX = re.compile(r"(?:\b(?:per|each|every|for each|for every|for a|a)\s+|^\s*)" + _CONTAINER
                                    + r"\b[^,.;]{0,40}$|\b" + _CONTAINER + r"\s+(?:storage|holding|rent|warehousing)\b"
                                    r"[^,.;]{0,20}$")
@@ -566,8 +571,10 @@ _PERISH_NEGATED = re.compile(r"\b(?:nothing|nothing's|none of it|none|never|no|n
                              r"want|wanted|eat|eaten|finish\w*|shift\w*|move\w*)\b)[\w']+){0,5}?\s+" + _PERISH_VERB + r"\b|"
                              r"\b(?:expiry|spoilage|waste|shelf[\s-]?life|use[\s-]?by)\s*(?::|=|-|is)\s*(?:none|nil|n/a|no|never)\b|"
                              r"\bno (?:spoilage|expiry|use[\s-]?by|wastage)\b|"
+                             # a table's cell: "spoils no", "perishable: n"
+                             r"\b(?:spoils?|perishable|perishes|expires|goes off)\s*(?::|=|-|\?)?\s*(?:no|n|false|never)(?=\s*(?:[.,;!]|$))|"
                              # "nothing we sell expires" (selling is the subject here, not what comes between)
-                             r"\bnothing (?:we|i) (?:sell|stock|carry|have|keep)\s+(?:\w+\s+){0,2}?" + _PERISH_VERB + r"\b")
+                             r"\bnothing (?:we|i) (?:sell|stock|carry|have|keep|buy|order|get|bring)\s+(?:\w+\s+){0,2}?" + _PERISH_VERB + r"\b")
 # what the goods are, used only to answer the perishability question ("It's milk.", "Screws and bolts.")
 _GOODS_PERISHABLE = re.compile(
     r"\b(?:milk|dairy|cheese|yog(?:h)?urts?|cream|butter|eggs?|bread|loaf|loaves|baguettes?|rolls|buns|pastr(?:y|ies)|"
@@ -603,7 +610,7 @@ _BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'
                       r"pre[\s-]?order\w*|fill (?:it|the order) (?:later|when)|pick (?:it|them) up when|"
                       r"order it for them|(?:they'll|they will|we) order it|deliver (?:it )?later|"
                       r"reserve\w*|put (?:them|it) on a list|happy to wait|don't mind waiting|\bqueue\w* (?:up )?for\b|"
-                      r"(?<!i'll )(?<!i will )(?<!\bi )(?<!we'll )(?<!don't )(?<!dont )(?<!never )(?<!won't )(?<!not )come back (?:later|for|tomorrow|the next|next|when|once|in a)(?! with)|hold on\b|hang on\b|(?<!the )(?<!a )(?<!each )(?<!every )(?<!one )\bpatient\b(?!s\b| (?:session|care|record|file|room|visit)s?\b)|"
+                      r"(?<!i'll )(?<!i will )(?<!\bi )(?<!we'll )(?<!don't )(?<!dont )(?<!never )(?<!won't )(?<!not )come back (?:later|for|tomorrow|the next|next|when|once|in a|another day|another time)(?! with)|hold on\b|hang on\b|(?<!the )(?<!a )(?<!each )(?<!every )(?<!one )\bpatient\b(?!s\b| (?:session|care|record|file|room|visit)s?\b)|"
                       r"take (?:their|a|the|his|her) (?:number|name|details|order|contact)|names? (?:down|on a list)|"
                       r"on a (?:waiting )?list|(?:call|ring|phone|text|email|message|contact|notify) (?:them|the "
                       r"customers?|customers?|people) (?:back )?(?:when|once|as soon)|write (?:it|them|the order) "
@@ -628,7 +635,8 @@ _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waitin
                    r"message))(?!\s+(?:[\w']+\s+){1,3}with us)|shop down the road|take their business|"
                    r"don't come back|never come back|gone for good|\bgone\b(?!\s+(?:up|down|from|to|over|through|by|in|on|into|\d))|"
                    r"(?:go|goes|went|going|head\w*|pop\w*|nip\w*|tr(?:y|ies)|shop\w*|buy\w*|gets?|walk\w*|off|run\w*|drive\w*)\s+"
-                   r"(?:[\w'&-]+\s+){0,4}?(?:down|across|up) the (?:street|road)|\bonline\b(?!\s+(?:from|with|at|through) (?:us|our))(?!\s+together)|amazon|"
+                   r"(?:[\w'&-]+\s+){0,4}?(?:down|across|up) the (?:street|road)|(?<!weekdays )(?<!weekends )(?<!we sell )(?<!sell )(?<!sells )(?<!sold )"
+                   r"\bonline\b(?!\s+(?:from|with|at|through) (?:us|our))(?!\s+together)|amazon|"
                    r"(?<!from )(?<!from the )(?<!with the )(?<!with )(?:another|other|the next|a different) (?:shop|store|place|supplier|seller)|"
                    r"(?:miss|lose|lost) (?:out on )?(?:the|that) (?:sale|customer)|walk out|take their money|"
                    # "buys at the station next door", "goes to the next tornilleria", "drink at the other nakamal"
@@ -637,7 +645,14 @@ _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waitin
                    r"morning|time|delivery|order|supplier|wholesaler|distributor|vendor|factory|branch|warehouse|depot|mill))|"
                    r"\b(?:buys?|bought|go|goes|went|gets?|hires?|drinks?)\b[^.;]{0,40}\bnext door\b|"
                    r"\b(?:pick|choose|take)s?\s+(?:another|a different|an other|other)\s+(?!day|week|time|delivery|order)\w+|"
-                   r"\b(?:lose|loose|lost)\s+(?:the|that|a|our)\s+(?:booking|client|job|customer)\b")
+                   r"\b(?:lose|loose|lost)\s+(?:the|that|a|our)\s+(?:booking|client|job|customer)\b|"
+                   # the need is met another way and never comes back: "borrows one from a teammate", "take it off
+                   # the menu for the night", "swaps to a vegetable dish", "nobody makes it up", "two doors down"
+                   r"\bborrow(?:s|ed)?\s+(?:one|it|them|some)\s+(?:from|off)\b|\boff the menu\b|\bswap\w*\s+(?:to|for)\s+(?:a|an|another|something)\b|"
+                   r"\b(?:don't|do not|never|nobody|no one|doesn't|won't|not)\s+(?:\w+\s+)?makes?\s+(?:it|that|them|up)\s*(?:up\b)?|"
+                   r"\b(?:two|2|three|3|a few|few|couple of)\s+doors\s+(?:down|up|along)\b|\bgrab\w*\b[^.;]{0,40}\bnext door\b|"
+                   r"\b(?:buy|get|go|shop|grab)\w*\s+(?:[\w'&-]+\s+){0,4}?(?:opposite|across the (?:road|street|way))\b|"
+                   r"\bwander(?:s|ed)?\s+off\b")
 _LOST_PLAIN = re.compile(r"\blost[\s_-]?sales?\b|\blost\b")
 _UNKNOWN = re.compile(r"not sure|no idea|don't know|do not know|dunno|no clue|can't say|cannot say|hard to say|"
                       r"haven't a clue|not certain|couldn't tell|can't tell|no notion|beats me|don't have (?:that|"

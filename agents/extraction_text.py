@@ -119,7 +119,7 @@ _CURRENCY_CODES = r"(?:usd|us\$|u\$s|eur|euro?s?|gbp|cad|c\$|aud|a\$|nzd|nz\$|in
     r"reais|ars|clp|uyu|kwanza|kz|aoa|meticais|metical|mzn|kwacha|mwk|zmw|mk|cedis?|ghs|birr|etb|nakfa|" \
     r"ariary|ar|mga|ouguiya|mru|dalasi|leones?|sll|pula|bwp|fbu|bif|frw|rwf|ugx|ush|tzs|cfa|fcfa|xof|xaf|francs?|" \
     r"vatu|vuv|tala|wst|kina|pgk|fjd|fj\$|tt\$|ttd|jmd|j\$|bds\$|bbd|xcd|ec\$|g\$|gyd|srd|htg|gourdes?|nu\.?|btn|" \
-    r"ngultrum|mnt|tugriks?|rufiyaa|mvr|scr|mur|kmf|djf|sos|sdg|ssp|ern|lsl|szl|nad|n\$|xpf|cfp|vt|zig|zwg|zwl|isk|kr\.?|" \
+    r"ngultrum|mnt|tugriks?|rufiyaa|mvr|scr|mur|kmf|djf|sos|sdg|ssp|ern|lsl|szl|nad|n\$|xpf|cfp|vt|zig|zwg|zwl|isk|kr\.?|patacas?|maloti|loti|somoni|tjs|konvertibilnih\s+maraka|" \
     r"afl\.?|awg|ang|xcg|fl\.|\u5186|\u5143|\u5757|\u0e1a\u0e32\u0e17)"
 # "CAD 40", "Rs. 1,500": a code before the number; "12.50 GBP", "250 rupees": after it (a pattern, then "$")
 _CODES_BEFORE = re.compile(rf"(?<![\w$]){_CURRENCY_CODES}\s?(?=\d)")
@@ -163,7 +163,11 @@ _MINOR_UNITS = {"centavos": 100, "centavo": 100, "centimos": 100, "céntimos": 1
                 "qirsh": 100, "piastres": 100, "piasters": 100, "toea": 100, "sen": 100, "cents": 100,
                 "halalas": 100, "halalah": 100, "øre": 100, "öre": 100, "ore": None, "haléřů": 100, "halierov": 100,
                 "paise": 100, "paisa": 100, "poisha": 100, "agorot": 100, "eyrir": 100, "aurar": 100,
-                "rappen": 100, "kuruş": 100, "kurus": 100, "seniti": 100, "jiao": 10, "centesimi": 100, "fen": None}
+                "rappen": 100, "kuruş": 100, "kurus": 100, "seniti": 100, "jiao": 10, "centesimi": 100, "fen": None,
+                "qəpik": 100, "qapik": 100, "diram": 100, "dirams": 100, "deni": 100, "para": 100, "feninga": 100,
+                "fening": 100, "lisente": 100, "sente": 100, "avos": 100, "butut": 100, "bututs": 100, "santim": 100,
+                "tiyn": 100, "pya": 100, "qindarka": 100, "sentimo": 100, "sentimos": 100, "centai": 100,
+                "centas": 100, "kopiyok": 100, "fillér": 100, "filler": 100, "lepta": 100, "senti": 100, "mongo": 100}
 _MINOR = re.compile(r"(?<![\w$.,])(\d+(?:[.,]\d+)?)\s?(" + "|".join(k for k, v in _MINOR_UNITS.items() if v and k != "cents")
                     + r")\b", re.I)
 # "1 ruble 50 kopecks", "2 dinars and 250 fils": a major and a minor amount said together
@@ -213,11 +217,39 @@ _IDIOMS: list[tuple[str, object]] = [
     (r"\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm)\b|\b\d{1,2}\s+(?:in the morning|in the evening|at night|o'clock)\b",
      " at that hour "),  # times of day are never values ("order before 2pm", "turns up around 7 in the morning")
     (r"\b2day\b", "today"),
+    # a fraction of the item's value said in words is a percentage: "a quarter of the bag's value per year"
+    (r"\b(a quarter|a half|half|a third|a fifth|a tenth)\s+of\s+(?=(?:the|its|their|our|an?|each|every)\b[^.;]{0,30}\b(?:value|price|cost|worth))",
+     lambda m: {"a quarter": "25", "a half": "50", "half": "50", "a third": "33.3", "a fifth": "20", "a tenth": "10"}[m.group(1)] + "% of "),
+    (r"\b(?:a|each|one|the)\s+([a-z]+)\s+is\s+worth\s+(\d+(?:\.\d+)?)\b(?!\s*%)", r"a \1 is worth $\2"),
+    # demand said with its period first: "monthly demand is poisson with mean 150" (150 a month)
+    (r"\b(daily|weekly|monthly|yearly|annual)\s+(demand|sales)\b([^.;\d]{0,40}?)(\d+(?:\.\d+)?)(?!\d|\.\d|\s*(?:a|per|an|each)\s|\s*(?:-|to|and|or)\s*\d)",
+     lambda m: f"{m.group(2)}{m.group(3)}{m.group(4)} a " + {"daily": "day", "weekly": "week", "monthly": "month",
+                                                             "yearly": "year", "annual": "year"}[m.group(1)]),
+    # what is left unsold is the subject, not a negation: "anything not cooked is binned" (anything uncooked)
+    (r"\b(anything|everything|whatever|stuff)\s+not\s+(sold|cooked|used|eaten|served|taken|"
+     r"bought|picked up|collected)\b", r"\1 un\2"),
+
+    # a pack described by its weight or volume names the counting unit, never a value: "50 lb sacks", "25 kg bags"
+    (r"\b\d+(?:\.\d+)?\s*-?\s*(?:lb|lbs|kg|kilo|g|oz|l|litre|liter|ml|gallon|pound)s?\s*-?\s*(?=(?:sacks?|bags?|tubs?|bottles?|"
+     r"cans?|tins?|jars?|box(?:es)?|drums?|cases?|packs?|buckets?|kegs?|rolls?|blocks?|pails?|jugs?|crates?)\b)", ""),
+    # stock on hand is no parameter: "3 left, nothing coming" (a time left keeps its unit: "30 days left")
+    (r"\b\d+\s+(?!(?:days?|weeks?|months?|years?|hours?|minutes?)\b)(?:[a-z]+\s+)?left\b(?=\s*(?:[,.;!?]|$|on the|in the (?:shop|store|"
+     r"back|fridge|box)|over|and|but|,))", " some left"),
+    # a field named as a question and then answered: "Max per order? 45."
+    (r"(?:^|(?<=[.!\n]\s))(\W*(?:max\w*|min\w*|lead[\s-]?time|capacity|storage|holding(?:\s+cost)?|penalty|set[\s-]?up(?:\s+cost)?|"
+     r"order(?:ing)?\s+(?:fee|cost)|delivery\s+fee|horizon|risk(?:\s+tolerance)?)\b[^?.!\n]{0,30})\?\s+(\d+(?:\.\d+)?)\b",
+     r"\1: \2"),
+    (r"\bwiat(s|ing|ed)?\b", r"wait\1"),  # short typos the keyword matcher leaves (under 5 letters)
+    (r"\b(go|goes|went) of\b(?=\s*(?:[.,;!?]|$))", r"\1 off"),  # "nothing ever goes of"
     # a store that "takes 40" holds 40 (a duration needs its unit: "the van takes 2 days")
-    (r"\b(tank|fridge|freezer|chiller|cooler|shelf|shelves|rack|racking|cellar|shed|cabinet|cupboard|cupbord|locker|"
-     r"safe|store ?room|stock ?room|"
-     r"warehouse|yard|bin|cage|display case|counter)((?:,? which|,? that)? (?:only )?)takes\b(?!\s+(?:about\s+)?\d+\s*(?:days?|weeks?|hours?))",
-     r"\1\2holds"),
+    (r"\b(tank|fridge|freezer|chiller|cooler|shelf|shelves|rack|racking|cellar|shed|cabinet|cupboard|cupbord|cuboard|locker|"
+     r"safe|store ?room|stock ?room|back ?room|work ?room|bunker|wall|"
+     r"warehouse|yard|bin|cage|display case|counter)((?:,? which|,? that)? (?:only |still |just )?)(?:takes|keeps|accommodates)\b"
+     r"(?!\s+(?:about\s+)?\d+\s*(?:days?|weeks?|hours?))(?=\s+(?:only\s+|up to\s+|about\s+|around\s+)?\d)", r"\1\2holds"),
+    # a bare store and a bare vehicle with a count: "bunker 60, lorry 40" (the store holds 60, a load is 40)
+    (r"\b(bunker|cupboard|cellar|shed|store ?room|stock ?room|back ?room|walk-in|silo)\s+(\d+)\b(?!\s*(?:days?|weeks?|"
+     r"hours?|months?|%|[$\u20ac\u00a3]|dollars?|pounds?|euros?|bucks)\b)", r"\1 holds \2"),
+    (r"\b(lorry|truck|van|ute|trailer|barge)\s+(\d+)\s*(?=[.,;!]|$)", r"\1 at most \2 per load"),
     (r"\bb4\b", "before"),  # text-speak: "b4 i forget" (never a 4)
     (r"\b(\d+)\s*(?:dyas|dasy|dys|dais|dayz)\b", r"\1 days"),  # short typos the keyword matcher leaves (under 5 letters)
     (r"(?<![\d,.])(\d{1,3}),(\d{2})(?![\d,])", r"\1.\2"),  # a decimal comma: "17,50 now" is 17.50 (1,500 stays)
@@ -408,7 +440,7 @@ def _one_row_table(text: str) -> str:
     if len(head) != len(row) or len(head) < 2 or any(re.search(r"\d", h) and not re.search(r"[a-z]", h, re.I)
                                                       for h in head):
         return text
-    return " ".join(f"{h} {c}." for h, c in zip(head, row, strict=True) if h and c)
+    return " ".join(f"{h.replace('_', ' ')} {c}." for h, c in zip(head, row, strict=True) if h and c)  # "order_fee"
 
 
 # a name with a number in it ("A4 reams", "CO2 cylinders", "MP3 players"): the digit is no value (spelled out so
@@ -417,8 +449,33 @@ _CODE = re.compile(r"(?<![\w$\u20ac\u00a3.,])([A-C]|[A-Z]{2})(\d)(?![\w]|[.,]\d)
 _DIGIT_NAMES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 
+# an org-mode property drawer line (":LEAD_TIME: 3d"): a key and its value
+_ORG_PROPERTY = re.compile(r"^[ \t]*:(?!PROPERTIES:|END:)([A-Za-z][\w-]*):[ \t]+", re.M)
+# the manager's own counting unit named ("we count in pallets", "the IBC is our unit"): a cost per one is per unit
+_OWN_UNIT = re.compile(r"\b(?:we|i)\s+(?:count|counts|counted|measure|stock|sell)\s+(?:it\s+|them\s+|everything\s+)?(?:in|by)\s+"
+                       r"(?:the\s+)?([a-z]+?)s?\b|\b(?:the|a|one|our)\s+([a-z]+)\s+is\s+our\s+unit\b|\bour\s+unit\s+is\s+(?:the\s+|a\s+|one\s+)?"
+                       r"([a-z]+?)s?\b", re.I)
+
+
+def _own_unit(text: str) -> str:
+    m = _OWN_UNIT.search(text)
+    if m is None:
+        return text
+    unit = next(g for g in m.groups() if g).lower()
+    if unit in ("unit", "item", "piece", "the", "bulk", "weight"):
+        return text
+    return re.sub(rf"\b(per|a|an|each|every|for each|for one|/)\s*{unit}(?:\s+position)?\b(?!s)", r"\1 unit", text, flags=re.I)
+
+
+# "there's no wait at all between deciding and having it": a lead time of 0
+_NO_WAIT_BETWEEN = re.compile(r"\bno wait(?:ing)?(?:\s+at\s+all|\s+whatsoever)?\s+between\s+(?:ordering|deciding|placing|asking|"
+                              r"cutting|calling)\b")
+
+
 def _prepare(text: str) -> str:
     """Structure before case is lost: list markers removed, run-on sentences split, "R150" (rand) as money."""
+    text = _ORG_PROPERTY.sub(r"\1: ", text)
+    text = _own_unit(text)
     text = _one_row_table(text)
     text = re.sub(r"(?<![\w$])R\s?(?=\d)", "$", text)
     text = _CODE.sub(lambda m: m.group(1) + "".join(_DIGIT_NAMES[int(d)] for d in m.group(2)), text)
@@ -435,6 +492,7 @@ def normalise_text(text: str) -> str:
     """Lower-case, rewrite idioms and number words into digits, keep positions meaningful for scanning."""
     s = " " + _prepare(_money_to_dollars(str(text))).lower().replace("\u2019", "'") + " "
     s = fix_typos(s)
+    s = _NO_WAIT_BETWEEN.sub("lead time 0 days ", s)  # before "no wait" reads as a correction cue
     s = _INTERJECTION.sub(", i meant ", s)  # a correction cue inside the same sentence: the later value wins
     for pattern, repl in _IDIOMS:
         s = re.sub(pattern, repl, s)
@@ -443,6 +501,8 @@ def normalise_text(text: str) -> str:
     s = _spoken_prices(s)
     s = _replace_word_numbers(s)
     s = _money_to_dollars(s)  # "three hundred pesos" is money too, once its words are a number
+    s = _CENTS_PER_MANY.sub(lambda m: f"${float(m.group(1)) / 100:.10g} ", s)
+    s = _PER_MANY.sub(lambda m: f"${float(m.group(1)) / float(m.group(3)):.10g} per {m.group(4)}", s)
     s = _drop_old_values(s)
     s = _CLOCK_TIME.sub(r"\1 at that hour ", s)
     s = re.sub(r"(?<!or )\b(?:minus|negative)\s+(?=\d)", "-", s)
@@ -485,7 +545,20 @@ _SCALE_WORDS = {"hundred": 100, "thousand": 1000, "million": 1e6, "lakh": 1e5, "
 _NOT_OLD = re.compile(r"(?<=\d)(\s*,?\s*)not\s+" + _VAL + r"\b")
 
 
+# "now 9 days, was 7, sorry", "6 days, it was 4": the old value after a comma; "lead time 4 -> 5 days": the arrow's target
+_WAS_AFTER = re.compile(r"(?<=\d)(\s*(?:days?|weeks?|months?)?)\s*,\s*(?:it\s+)?(?:was|used to be|previously|formerly)\s+"
+                        + _VAL + r"(?=\s*(?:[,.;!?)]|$))")
+_ARROW = re.compile(r"(?<![\w.])" + _VAL + r"\s*(?:->|\u2192|=>)\s*(?=[$\u20ac\u00a3]?\d)")
+
+
+# a cost per a batch of units is per unit once divided: "60 cents per 100 bags per day" is $0.006 per bag per day
+_PER_MANY = re.compile(r"\$(\d+(?:\.\d+)?)\s+(per|for every|for each|every)\s+(\d{2,}|[2-9])\s+([a-z]+?)e?s\b")
+_CENTS_PER_MANY = re.compile(r"(?<![\d.$])(\d+(?:\.\d+)?)\s*cents?\s+(?=(?:per|for every|for each|every)\s+(?:\d{2,}|[2-9])\s+[a-z]+s\b)")
+
+
 def _drop_old_values(s: str) -> str:
+    s = _ARROW.sub("", s)
+    s = _WAS_AFTER.sub(r"\1", s)
     s = _NOT_OLD.sub(r"\1", s)
     s = _CHANGED_FROM.sub(r"\1to ", s)
     s = _WAS_ASIDE.sub(" ", s)
