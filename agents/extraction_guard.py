@@ -57,7 +57,7 @@ _MARKUP = re.compile(r"<\s*/?\s*(?:script|iframe|object|embed|svg|style|img)\b",
 _INJECTION = re.compile(r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier)\s+"
                         r"(?:instructions|prompts?|rules)|\$\{jndi:|\{\{[^{}]{0,40}\}\}|\{%[^%]{0,40}%\}|"
                         # a role tag, a mode switch, an "admin override", a pasted tool result or chat turn
-                        r"^\W{0,3}\[\s*(?:system|admin|administrator|developer|assistant|tool|root)\s*\]|"
+                        r"^\W{0,3}\[\s*(?:system|admin|administrator|developer|assistant|tool|root)(?:\s+(?:override|message|note|instructions?|mode))?\s*\]|"
                         r"\byou\s+are\s+now\s+(?:in\s+)?(?:[\w-]+\s+)?mode\b|\byou\s+are\s+now\s+(?:in\s+)?[\w-]*mode\b|"
                         r"\b(?:overwritten|overridden|overruled|reset)\s+by\s+(?:the\s+|an?\s+)?(?:admin|administrator|system|"
                         r"developer|operator)\b|\b(?:system|admin|developer)\s+override\b|"

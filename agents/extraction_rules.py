@@ -132,8 +132,9 @@ _ANCHORS: dict[str, str] = {
                     r"run(?:ning)? out|run(?:s|ning)? (?:dry|low)|sold out|sell out|out of stock|profit|margin|"
                     r"goodwill|\bwait\w*|delay\w*|\blate\b|"
                     r"backorder\w*|unmet|unfilled|unserved|can't serve|cannot serve|turn(?:ed)? away|disappoint\w*|\bempty\b|\bhit\b|"
-                    r"(?:can't|cannot|couldn't|can not|unable to|fail to) (?:supply|provide|fill|deliver)\b",
-    "setup_cost": r"set[\s-]?up|haul\w*|handling charge|(?<=\d )handling\b|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
+                    r"(?:can't|cannot|couldn't|can not|unable to|fail to) (?:supply|provide|fill|deliver)\b|"
+                    r"\b(?:credit|voucher|discount|refund)\b(?=[^.;]{0,40}\b(?:wait\w*|back-?orders?|short)\b)",
+    "setup_cost": r"set[\s-]?up|haul\w*|handling charge|\bthe (?:\w+ )?drop\b|(?<=\d )handling\b|order(?:ing)?\s+costs?|(?:per|each|every|an?)\s+(?:order|delivery|shipment|truck)|"
                   r"plac\w*\s+(?:an\s+)?orders?|\bdelivery\b|deliveries|shipping|shipment|\btruck\b|\bfixed\b|"
                   r"\bflat\b|\bfees?\b|paperwork|admin\w*|ordering|courier\w*|call[\s-]?out|freight|carriage|postage|haulage|"
                   r"(?:per|each|every|an?)\s+(?:restock|run|trip|drop|consignment|pickup|pick-up|collection|load|job)|a pop\b|"
@@ -246,6 +247,9 @@ _CONTAINER_SIZE = [
 ]
 
 
+# "30 tubs in one box, so that's our max order", "... so that's the most we can get in one order"
+_LIMIT_AFTER = re.compile(r"^[^.;]{0,40}\b(?:that'?s|that is|which is)\s+(?:our|the|my)\s+(?:max(?:imum)?\s+order|order\s+limit|"
+                          r"most\s+(?:we|i)\s+can\s+(?:get|order|have)\b)")
 _LIMIT_CUE = re.compile(r"(?:more than|at most|up to|max(?:imum)?|limit(?:ed)?(?: to)?|capped at|cap(?: of| is)?|"
                         r"ceiling(?: of| is)?)\s*(?:of\s+)?$")
 _ONE_CONTAINER_PER_ORDER = re.compile(r"\b(?:one|1|a single|single)\s+" + _CONTAINER + r"s?\s+(?:per|an?|each|at an?|every)\s+"
@@ -334,6 +338,7 @@ def _support(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], pa
 
 _CORRECTION_GAP = re.compile(r"^\s*(?:[a-z']+\s*)?[,.;:\-\u2013\u2014\u2026]*\s*(?:(?:eh|ah|oh|uh|um|er)\s*[,.]?\s*)?(?:(?:no|sorry|apologies|my apologies|pardon|oops|actually|correction|wait|hang on|"
                              r"hold on|i mean|i meant|make (?:it|that)|or rather|rather|scratch that|my bad|typo|which is|which makes(?: it)?|"
+                             r"(?:they'?ve|they have|he'?s|she'?s)\s+(?:put|pushed|bumped)\s+it\s+(?:up|down)|(?:it'?s|it has)\s+gone\s+(?:up|down)|"
                              r"i\.?e\.?|that is)\b"
                              r"[\s,.;:\-\u2013\u2014\u2026!]*){1,3}"
                              # "no, fuel price went up, now 45,000", "wait, that was last year, now 950": a short reason
@@ -396,6 +401,9 @@ def _assign(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]], con
 def _assign_how(sentence: str, q: Quantity, anchors: list[tuple[int, int, str]],
                 context: str | None) -> tuple[str | None, str]:
     """The parameter for `q` and how it was chosen: suffix / anchor (the text names it) or context / default."""
+    if q.kind == "bare" and -10 <= q.value < 0 and context in (None, "risk_tolerance") \
+            and re.search(r"[a-z]{3}", sentence) and not re.match(r"\s*(?:°|degrees?|deg\b|c\b|f\b|celsius|fahrenheit)", q.suffix):
+        return "risk_tolerance", "suffix"  # only the risk tolerance is ever negative: "minus eight - I can't afford to run out"
     param = _assign_strong(q, context)
     if param is not None:
         return param, "suffix"
@@ -538,7 +546,11 @@ _RANDOM_CUES = re.compile(r"\brandom\w*|\bswing\w*|\bbusy days?\b|quiet days?|\b
                           r"\b(?:is|are|'s) (?:dead|mad busy|quiet) (?:when|on|in)\b|can double\b|nobody wants|"
                           # "some weeks much more, some weeks almost nothing", "sometimes 2, sometimes 15", "it jumps"
                           r"\bsome (?:weeks?|evenings?|mornings?|months?|nights?|seasons?)\b|sometimes\s+\d+[^.;]{0,30}\bsometimes\s+\d+|"
-                          r"\b(?:but )?it (?:changes|jumps|varies)\b|\bdepende\b|"
+                          r"\b(?:but )?it (?:changes|jumps|varies)\b|\bdepende\b|\bbounc\w* about\b|"
+                          # "20 a day at weekends and 5 in the week", "40 on a Monday and 120 on a Saturday"
+                          r"\d+[^.;\d]{0,25}\b(?:at|on) (?:the )?weekends?\b[^.;\d]{0,10}\b(?:and|but)\s+\d+|"
+                          r"\d+\s+on\s+(?:a\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b[^.;\d]{0,10}\b(?:and|but)\s+\d+\s+on\s+(?:a\s+)?"
+                          r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
                           r"\b(?:saturdays?|sundays?|fridays?|weekends?)\b[^.;]{0,30}\d+[^.;]{0,30}\b(?:weekdays?|week days|"
                           r"other days|rest of the week)\b|"
                           # "8 a day on weekdays and 20 on Saturdays"
@@ -565,7 +577,8 @@ _PERISH_NON = re.compile(r"(?:nothing|none of it|never)\s+(?:is |gets |ever )*(?
 # "nothing in the shop spoils", "no spoilage", "expiry: none" (not "what we don't sell goes to waste": selling between)
 _PERISH_VERB = (r"(?:thrown|throw\w*|wast\w*|bin|bins|binned|binning|discard\w*|chuck\w*|pour\w*|tip\w*|dump\w*|"
                 r"spoil\w*|expir\w*|perr?ish\w*|rot|rots|rotten|go(?:es)? (?:bad|off|stale|out of date)|become bad|"
-                r"die|dies|trash\w*|skip|compost\w*|(?:in|into) the (?:bin|skip|trash))")
+                r"die|dies|trash\w*|skip|compost\w*|(?:in|into) the (?:bin|skip|trash)|dr(?:y|ies) out|dried out|deteriorat\w*|"
+                r"go(?:es)? mouldy|go(?:es)? moldy)")
 _PERISH_NEGATED = re.compile(r"\b(?:nothing|nothing's|none of it|none|never|no|not|don't|dont|doesn't|doesnt|do not|does not|"
                              r"won't|wont|nowt|zero)\b(?:\s+(?!(?:sell|sold|sells|selling|use|used|buy|bought|"
                              r"want|wanted|eat|eaten|finish\w*|shift\w*|move\w*)\b)[\w']+){0,5}?\s+" + _PERISH_VERB + r"\b|"
@@ -601,7 +614,7 @@ _PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|
                          r"(?:has|have|needs?) to (?:go|be sold|sell) (?:by|before) (?:the end of the day|closing|tonight)|"
                          r"\bthrow (?:them|it)(?: out| away)?\s*$")
 _BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'ll) (?:just )?order it|(?<!their )(?<!his )(?<!its )backlog\w*|back[\s-]?order\w*|"
-                      r"(?<!the )(?<!our )(?<!a )(?<!we )(?<!i )(?<!no )\bwait\w*(?! (?:is|was) )|special[\s-]order\w*|"
+                      r"(?<!the )(?<!our )(?<!a )(?<!we )(?<!i )(?<!no )(?<!day's )(?<!days' )(?<!week's )(?<!weeks' )\bwait\w*(?! (?:is|was) )|special[\s-]order\w*|\brebook\w*|"
                       r"collects? (?:it |them )?(?:later|when|once)|(?<!nothing )(?<!never )carr(?:y|ied|ies) (?:it |them )?over|"
                       r"(?:shipped|filled|fulfilled|sent|delivered|posted|mailed)(?: (?:on )?(?:to )?(?:them|him|her|it))? "
                       r"(?:later|when|once|as soon)|hang(?:s|ing)? (?:about|around)\b|\bpost (?:one|it|them) (?:on )?to them\b|"
@@ -628,7 +641,7 @@ _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waitin
                    r"(?:a |an )?different brand|another product|(?<!uses )(?<!use )(?<!using )something similar|"
                    r"lose the sale|sales? (?:is|are) (?:simply |just |then )?lost|walk(?:s|ed|ing)? (?:away|out|off)|go(?:es)? (?:to )?"
                    r"(?:elsewhere|somewhere else|another|a competitor|the competition|the shop down)|"
-                   r"buy (?:it )?elsewhere|(?:go|goes|went|eat|eats|buy|buys|shop|shops|get|gets)\w*\s+(?:\w+\s+){0,3}?"
+                   r"buy (?:it )?elsewhere|(?:go|goes|went|eat|eats|buy|buys|shop|shops|get|gets)\w*\s+(?:[\w'-]+\s+){0,3}?"
                    r"somewhere else|competitor|(?<!don't )(?<!dont )(?<!won't )(?<!never )(?<!not )(?<!doesn't )"
                    r"\bleav(?:e|es|ing)\b(?! (?:the|their|his|her|it|them|a|an) (?:phone|bike|car|laptop|device|tablet|watch|"
                    r"machine|van|item|it|them)\b)(?! (?:a|an|their|his|her) (?:deposit|name|number|details|order|note|"
@@ -638,7 +651,7 @@ _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waitin
                    r"(?:[\w'&-]+\s+){0,4}?(?:down|across|up) the (?:street|road)|(?<!weekdays )(?<!weekends )(?<!we sell )(?<!sell )(?<!sells )(?<!sold )"
                    r"\bonline\b(?!\s+(?:from|with|at|through) (?:us|our))(?!\s+together)|amazon|"
                    r"(?<!from )(?<!from the )(?<!with the )(?<!with )(?:another|other|the next|a different) (?:shop|store|place|supplier|seller)|"
-                   r"(?:miss|lose|lost) (?:out on )?(?:the|that) (?:sale|customer)|walk out|take their money|"
+                   r"(?:miss|lose|lost) (?:out on )?(?:the|that) (?:[\w-]+ )?(?:sale|customer)|walk out|take their money|"
                    # "buys at the station next door", "goes to the next tornilleria", "drink at the other nakamal"
                    r"(?<!we )(?<!i )(?<!we'll )(?<!i'll )(?<!we can )\b(?:buy|go|get|shops|shopping|hire|drink|eat|order)\w*\s+"
                    r"(?:[\w'&-]+\s+){0,5}?(?:at|from|to)\s+(?:the\s+)?(?:other|next|another)\b(?!\s+(?:day|week|month|"
@@ -648,7 +661,7 @@ _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waitin
                    r"\b(?:lose|loose|lost)\s+(?:the|that|a|our)\s+(?:booking|client|job|customer)\b|"
                    # the need is met another way and never comes back: "borrows one from a teammate", "take it off
                    # the menu for the night", "swaps to a vegetable dish", "nobody makes it up", "two doors down"
-                   r"\bborrow(?:s|ed)?\s+(?:one|it|them|some)\s+(?:from|off)\b|\boff the menu\b|\bswap\w*\s+(?:to|for)\s+(?:a|an|another|something)\b|"
+                   r"\bborrow(?:s|ed)?\s+(?:one|it|them|some|an?\s+[\w-]+)\s+(?:from|off)\b|\b(?:have|has|drink|drinks|take|takes)\s+the\s+other\s+(?!day|week|time|delivery|order|one\b)\w+|\boff the menu\b|\bswap\w*\s+(?:to|for)\s+(?:a|an|another|something)\b|"
                    r"\b(?:don't|do not|never|nobody|no one|doesn't|won't|not)\s+(?:\w+\s+)?makes?\s+(?:it|that|them|up)\s*(?:up\b)?|"
                    r"\b(?:two|2|three|3|a few|few|couple of)\s+doors\s+(?:down|up|along)\b|\bgrab\w*\b[^.;]{0,40}\bnext door\b|"
                    r"\b(?:buy|get|go|shop|grab)\w*\s+(?:[\w'&-]+\s+){0,4}?(?:opposite|across the (?:road|street|way))\b|"
@@ -658,15 +671,16 @@ _UNKNOWN = re.compile(r"not sure|no idea|don't know|do not know|dunno|no clue|ca
                       r"haven't a clue|not certain|couldn't tell|can't tell|no notion|beats me|don't have (?:that|"
                       r"those|the) (?:number|figure)|you decide|whatever you think")
 _CORRECTION = re.compile(r"(?:^|[.!?]\s)\W*(?:actually|sorry|oops|wait)\b|i meant|correction|let me correct|i misspoke|my mistake|"
+                         r"\b(?:they'?ve|they have|he'?s|she'?s|he has|she has)\s+(?:put|pushed|bumped|dropped|cut)\s+it\s+(?:up|down)\b|"
                          r"scratch that|\d\S*\s+(?:\w+\s+){0,3}instead\b|\binstead of\b|i was wrong|to correct|rather than")
 _QUESTION = re.compile(r"^\s*(?:what|how|why|which|can you|could you|do you|what's|is that|does that|explain)\b")
 # a sentence that asks ("what's the difference between lost sale and backlog?", "what if they don't wait?"):
 # its keywords are the question's words, not the manager's facts
 # a hypothetical the manager asks about ("what if the supplier took 5 days?"): its numbers are not facts
-_WHAT_IF = re.compile(r"\bwhat\s+(?:if|happens|would happen|about if)\b|\bsuppose\b|\bimagine\b|\bhow\s+(?:much|would|will|does|do)\b[^?]*\bif\b")
-_INFO_QUESTION = re.compile(r"^\W*(?:how (?:much|many|long|often)|what (?:does|do|would|will|is|are|'s)|what's|"
+_WHAT_IF = re.compile(r"\bwhat\s+(?:if|happens|would happen|would change|about if)\b|\bsuppose\b|\bimagine\b|^\W*say\s+(?:we|they|people|customers|the|i)\b|\bhow\s+(?:much|would|will|does|do)\b[^?]*\bif\b")
+_INFO_QUESTION = re.compile(r"^\W*(?:how come|how (?:much|many|long|often)|what (?:does|do|would|will|is|are|'s)|what's|"
                             r"why)\b")
-_ASKING = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:what|whats|how|why|which|can you|could you|do you|do i|should i|what's|suppose|imagine|"
+_ASKING = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:what|whats|how come|how|why|which|say\s+(?=(?:we|they|people|customers|the|i)\b)|can you|could you|do you|do i|should i|what's|suppose|imagine|"
                      r"explain|what if|what happens|(?:is|are|does|do|should|would|can|could) (?:a|an|the|it|this|that|there|i|we))\b")
 _YES = re.compile(r"^\s*(?:yes|yep|yeah|yup|sure|correct|they do|it does|definitely|absolutely|indeed|of course)\b")
 _NO = re.compile(r"^\s*(?:no|nope|nah|not really|they don't|it doesn't|never|not at all)\b")
@@ -685,7 +699,7 @@ _RISK_WORDS: list[tuple[re.Pattern[str], float]] = [
 
 
 _DET_STRONG = re.compile(r"(?:doesn't|does not|never|won't|will not)\s+(?:really\s+)?(?:change|vary|varies)|"
-                         r"\b(?:no|zero)\s+variation|\bno ups and downs\b|"
+                         r"\b(?:no|zero)\s+variation|\bno ups and downs\b|\b(?:never|no)\s+more,?\s+(?:and\s+)?(?:never|no)\s+less\b|"
                          r"like clockwork")
 
 
@@ -806,7 +820,7 @@ def _transition(sentence: str, has_money: bool, context: str | None) -> str | No
     sentence = _MY_WAIT.sub(" ", sentence.replace("take it or leave it", " "))
     lost = _LOST.search(sentence)
     short = _OUT_COND.search(sentence) or re.search(r"\b(?:we're|we are|i'm|if we're|if we are) (?:a \w+ )?short\b|"
-                                                  r"\bif we(?:'ve| have)? (?:none|no)\b", sentence)
+                                                  r"\bif we(?:'ve| have)? (?:none|no|nothing)\b", sentence)
     if lost is None and short:
         lost = _GO_TO.search(sentence) or _BUY_IN.search(sentence)
     backlog = _BACKLOG.search(sentence) or _SITS_UNTIL.search(sentence)
@@ -1257,7 +1271,7 @@ def _parse_sentence(sentence: str, context: str | None, known: dict[str, object]
                         r"spread of|swings? by(?: about| around)?)\s*$")
     for q in qs:
         if q.negated or (any(i == seen.sentence and q.start <= pos < q.end for i, pos in seen.container_numbers)
-                         and not _LIMIT_CUE.search(q.prefix)):
+                         and not _LIMIT_CUE.search(q.prefix) and not _LIMIT_AFTER.search(sentence[q.end:q.end + 160])):
             continue  # a pack size ("pallets of 24"), unless said as a limit ("no more than 30 boxes on one pallet")
         if q.kind == "bare" and _is_year(q):
             continue  # "since 1998", "last year, 2025"

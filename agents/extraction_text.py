@@ -119,7 +119,7 @@ _CURRENCY_CODES = r"(?:usd|us\$|u\$s|eur|euro?s?|gbp|cad|c\$|aud|a\$|nzd|nz\$|in
     r"reais|ars|clp|uyu|kwanza|kz|aoa|meticais|metical|mzn|kwacha|mwk|zmw|mk|cedis?|ghs|birr|etb|nakfa|" \
     r"ariary|ar|mga|ouguiya|mru|dalasi|leones?|sll|pula|bwp|fbu|bif|frw|rwf|ugx|ush|tzs|cfa|fcfa|xof|xaf|francs?|" \
     r"vatu|vuv|tala|wst|kina|pgk|fjd|fj\$|tt\$|ttd|jmd|j\$|bds\$|bbd|xcd|ec\$|g\$|gyd|srd|htg|gourdes?|nu\.?|btn|" \
-    r"ngultrum|mnt|tugriks?|rufiyaa|mvr|scr|mur|kmf|djf|sos|sdg|ssp|ern|lsl|szl|nad|n\$|xpf|cfp|vt|zig|zwg|zwl|isk|kr\.?|patacas?|maloti|loti|somoni|tjs|konvertibilnih\s+maraka|" \
+    r"ngultrum|mnt|tugriks?|rufiyaa|mvr|scr|mur|kmf|djf|sos|sdg|ssp|ern|lsl|szl|nad|n\$|xpf|cfp|vt|zig|zwg|zwl|isk|kr\.?|ks\.?|patacas?|maloti|loti|somoni|tjs|konvertibilnih\s+maraka|" \
     r"afl\.?|awg|ang|xcg|fl\.|\u5186|\u5143|\u5757|\u0e1a\u0e32\u0e17)"
 # "CAD 40", "Rs. 1,500": a code before the number; "12.50 GBP", "250 rupees": after it (a pattern, then "$")
 _CODES_BEFORE = re.compile(rf"(?<![\w$]){_CURRENCY_CODES}\s?(?=\d)")
@@ -163,7 +163,7 @@ _MINOR_UNITS = {"centavos": 100, "centavo": 100, "centimos": 100, "céntimos": 1
                 "qirsh": 100, "piastres": 100, "piasters": 100, "toea": 100, "sen": 100, "cents": 100,
                 "halalas": 100, "halalah": 100, "øre": 100, "öre": 100, "ore": None, "haléřů": 100, "halierov": 100,
                 "paise": 100, "paisa": 100, "poisha": 100, "agorot": 100, "eyrir": 100, "aurar": 100,
-                "rappen": 100, "kuruş": 100, "kurus": 100, "seniti": 100, "jiao": 10, "centesimi": 100, "fen": None,
+                "rappen": 100, "centésimos": 100, "centesimos": 100, "chhertum": 100, "chetrum": 100, "kuruş": 100, "kurus": 100, "seniti": 100, "jiao": 10, "centesimi": 100, "fen": None,
                 "qəpik": 100, "qapik": 100, "diram": 100, "dirams": 100, "deni": 100, "para": 100, "feninga": 100,
                 "fening": 100, "lisente": 100, "sente": 100, "avos": 100, "butut": 100, "bututs": 100, "santim": 100,
                 "tiyn": 100, "pya": 100, "qindarka": 100, "sentimo": 100, "sentimos": 100, "centai": 100,
@@ -217,6 +217,31 @@ _IDIOMS: list[tuple[str, object]] = [
     (r"\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm)\b|\b\d{1,2}\s+(?:in the morning|in the evening|at night|o'clock)\b",
      " at that hour "),  # times of day are never values ("order before 2pm", "turns up around 7 in the morning")
     (r"\b2day\b", "today"),
+    (r"\bnxt\b", "next"),
+    # "I keep 20 boxes in the cabinet at most": the limit word said after the place
+    (r"\b(keep|hold|store|fit|stock)\s+(\d+)\s+((?:[a-z]+\s+){0,4}?)at most\b", r"\1 at most \2 \3"),
+    # "we get through one roll a day": "one" is a count after a verb of using or selling
+    (r"\b(sells?|sold|uses?|get through|gets through|go through|goes through|needs?|moves?|shifts?)\s+(about\s+|around\s+|roughly\s+)?"
+     r"one\b(?=\s+(?:[a-z]+\s+){1,4}?(?:a|per|each|every)\s+(?:day|week|month)\b)", r"\1 \2 1"),
+    (r"\bhalf a gross\b", "72"),
+    (r"\b(exactly|precisely)\s+one\b", r"\1 1"),
+    # "$1.40-a-week credit": a rate written as one word
+    (r"(\d)-(a|per)-(day|week|month|year|night)\b", r"\1 \2 \3"),
+    (r"\bper dozen\b", "per 12 units"),
+    # "it turns up 2 days later": a lead time, not a difference ("a day later than last time")
+    (r"\b(turns? up|arriv(?:e|es|ing)|comes?|gets? here|lands?|shows? up|delivered|is here|are here)\s+(\d+|a|one|two|three|four|"
+     r"five|six|seven)\s+(days?|weeks?)\s+later\b(?!\s+than)", r"\1 in \2 \3"),
+    # a cost said to be nothing: "holding cost: nil", "they charge nowt for delivery"
+    (r"\b(holding(?:\s+cost)?|storage(?:\s+cost)?|ordering\s+cost|order\s+fee|set[\s-]?up(?:\s+cost)?|delivery(?:\s+fee)?|"
+     r"penalty(?:\s+cost)?|shortage(?:\s+cost)?)\s*(?::|is|=|-)\s*(?:nil|none|nothing|zero|nowt)\b", r"\1 $0"),
+    (r"\b(charges?|charging|want|wants)\s+(?:nowt|nothing|nought|zilch)\s+for\b", r"\1 $0 for"),
+    # a pair said "respectively": "3 and 12 - days and quid, respectively" (3 days and 12 quid)
+    (r"\b(\d+(?:\.\d+)?)\s+and\s+(\d+(?:\.\d+)?)\s*[-,:\u2014\u2013]*\s*([a-z]+)\s+and\s+([a-z]+),?\s+respectively\b",
+     r"\1 \3 and \2 \4"),
+    # "holding and shortage are 5p and £2 a unit": two names, then their two values in the same order
+    (r"\b(holding|storage|shortage|penalty|setup|set-up|delivery|ordering)(?:\s+costs?)?\s+and\s+(holding|storage|shortage|penalty|"
+     r"setup|set-up|delivery|ordering)(?:\s+costs?)?\s+(?:are|=|:)\s+(\S+)\s+and\s+(\S+)", r"\1 \3 and \2 \4"),
+
     # a fraction of the item's value said in words is a percentage: "a quarter of the bag's value per year"
     (r"\b(a quarter|a half|half|a third|a fifth|a tenth)\s+of\s+(?=(?:the|its|their|our|an?|each|every)\b[^.;]{0,30}\b(?:value|price|cost|worth))",
      lambda m: {"a quarter": "25", "a half": "50", "half": "50", "a third": "33.3", "a fifth": "20", "a tenth": "10"}[m.group(1)] + "% of "),
@@ -276,7 +301,7 @@ _IDIOMS: list[tuple[str, object]] = [
     (r"\b(?:if |when )?(?:i|we) order (?:it |them )?the (?:night|evening|day) before\b", "lead time 1 day"),
     (r"\bday after tomorrow\b", "2 days"),
     (r"\bzero (?=variation|variance|change|spread|difference|fluctuation|waste|spoilage|wastage|expiry)", "no "),  # not a number
-    (r"\b(\d+)\s+one day,?\s+(?:and\s+|then\s+|but\s+)?(\d+)\s+the next\b", r"\1 to \2 a day"),  # "5 one day and 20 the next"
+    (r"\b(\d+)\s+(?:[a-z]+\s+)?one day,?\s+(?:and\s+|then\s+|but\s+)?(\d+)\s+the next\b", r"\1 to \2 a day"),  # "5 one day and 20 the next"
     (r"\b(?:from\s+)?one day to the next\b|\bfrom day to day\b", " day to day "),  # not "next day" = 1 day
     (r"\bmornin'?(?=\s|$)", "morning"),
     (r"\b(?:the\s+)?(?:next|following)[\s-]+(?:(?:business|working|week)[\s-]?)?(?:day|morning)\b", "1 day"),
@@ -327,7 +352,7 @@ _IDIOMS: list[tuple[str, object]] = [
     (r"\bhalf a (?:dollar|buck|quid)\b", "$0.5"),
     (r"\ba (?:dollar|buck|quid)\b", "$1"),
     # "a quarter" is 25 cents when it is priced per something, otherwise a quarter of a year (see below)
-    (r"\ba quarter(?=\s+(?:(?:per|a|an|each|every|for each|for every|on each|on every)\s+(?:lost\s+|missed\s+)?"
+    (r"(?<![\d.]\s)(?<![\d.])\ba quarter(?=\s+(?:(?:per|a|an|each|every|for each|for every|on each|on every)\s+(?:lost\s+|missed\s+)?"
      r"(?:unit|item|piece|one|box|bottle|case|day|night|sale|order|delivery))\b)", "$0.25"),
     (r"\b(?:delivery|shipping|ordering|it)(?: is|'s)? (?:included|free|on (?:them|the house))\b", "setup $0"),
     (r"\b(?:costs?|is|it's)\s+(?:us\s+|me\s+)?(?:nothing|nowt)\b", "costs $0"),
@@ -343,7 +368,13 @@ _IDIOMS: list[tuple[str, object]] = [
     (r"(?<![$\u20ac\u00a3\d.,])(\d+(?:\.\d+)?)\s?([\u20ac$\u00a3])(?!\d)", r"\2\1"),  # "30 €", "15$"
     # money written the way people write it: pence and cents letters, coin and note names, currency codes
     (r"\b(\d+(?:\.\d+)?)\s?(?:p|c|ct|cts|pence|penny|paise)\b(?!\.?\s?m\b)", r"\1 cents"),
-    (r"\ba (?:tenner)\b", "$10"), (r"\ba (?:fiver)\b", "$5"),
+    (r"\ba (?:tenner)\b", "$10"), (r"\ba (?:(?:flat|single)\s+)?(?:fiver)\b", "$5"),
+    # British and American money slang: a pony, a bullseye, a ton, a monkey, a nicker; a sawbuck, a Benjamin, two bits
+    (r"\ba (?:pony)\b(?=\s+(?:a|an|per|each|every|for)\b)", "$25"), (r"\ba (?:bullseye)\b", "$50"),
+    (r"\ba ton\b(?=\s+(?:a|an|per|each|every|for)\s+(?:drop|delivery|shipment|order|load|run|trip|time|go|consignment)\b)",
+     "$100"), (r"\ba monkey\b(?=\s+(?:a|an|per|each|every|for)\b)", "$500"), (r"\ba nicker\b", "$1"),
+    (r"\ba sawbuck\b", "$10"), (r"\ba benjamin\b", "$100"), (r"\btwo bits\b", "25 cents"), (r"\bfour bits\b", "50 cents"),
+    (r"\bhalf a (?:penny|cent|pence)\b", "0.5 cents"),
     (r"\ba (?:toonie)\b", "$2"), (r"\ba (?:loonie)\b", "$1"), (r"\ba (?:dime)\b", "10 cents"),
     (r"\ba (?:nickel)\b", "5 cents"), (r"\ba (?:penny|cent)\b", "1 cents"), (r"\ba grand\b", "$1000"),
     (r"[\u20b9\u00a5\u20a9\u20ba\u20b1\u20a6\u20b4\u20aa]", "$"),
@@ -371,7 +402,7 @@ def _a_period(text: str) -> str:
 
 # "a buck fifty" -> "$1 50" after the idioms -> "$1.50"; "3 dollars 50", "2 bucks and 25 cents", "$4 and 20 cents"
 _MONEY_AND_CENTS = re.compile(
-    r"(?:\$\s?(\d+)|\b(\d+)\s+(?:dollars?|bucks?|quid|euros?))(?:\s+and)?\s+(\d{2})\b(?!\.\d)"
+    r"(?:\$\s?(\d+)|\b(\d+)\s+(?:dollars?|bucks?|quid|euros?|pounds?))(?:\s+and)?\s+(\d{2})\b(?!\.\d)"
     r"(\s*(?:cents?|pence|p)\b)?(?!\s*(?:%|-|to\b|or\b|and\b|times\b|days?\b|weeks?\b|months?\b|years?\b|"
     r"units?\b|items?\b|pieces?\b|boxes\b|cases?\b|customers?\b|orders?\b|deliveries\b))")
 
@@ -394,6 +425,9 @@ _RUN_ON = re.compile(r"(?<=[a-z0-9%)])" + "".join(rf"(?<!\b{w})" for w in _NAME_
                      r"(?![A-Z][a-z]+ (?:Street|St|Road|Rd|Lane|Avenue|Ave|Way|Drive|Close|Square)\b)[A-Z][a-z])")
 # "a week... no wait, eight days", "oh wait, 6": the interjection is a correction cue, not customers waiting
 _INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm|um|uh)\s*,?\s*wait\b\s*[,.!:\-\u2026]*\s*|"
+                           # "shelf fits 50. hmm, more like 45", "24 a week - scratch that, 28"
+                           r"[.!,]?\s*(?:hmm+|well|actually)\s*,?\s*more\s+like\s+(?=[$\u20ac\u00a3]?\d)|"
+                           r"\s*[,;\u2014\u2013-]\s*scratch that\s*[,:]?\s*(?=[$\u20ac\u00a3]?\d)|"
                            # "fee's 18. sorry, 16", "4 cents a stem. scratch that, 5": the correction opens the next sentence
                            r"[.!]\s*(?:sorry|oops|no|scratch that|correction)\s*[,:!]?\s*(?=[$\u20ac\u00a3]?\d)|"
                            r"(?:^\s*|(?<=[.!?])\s*)wait\s*[,!:\-\u2026]+\s*|"
@@ -469,7 +503,7 @@ def _own_unit(text: str) -> str:
 
 # "there's no wait at all between deciding and having it": a lead time of 0
 _NO_WAIT_BETWEEN = re.compile(r"\bno wait(?:ing)?(?:\s+at\s+all|\s+whatsoever)?\s+between\s+(?:ordering|deciding|placing|asking|"
-                              r"cutting|calling)\b")
+                              r"cutting|calling)\b|\b(?:there'?s|there is)\s+no\s+wait(?:ing)?\s+(?:at all\s+)?for\s+(?:it|them)\b")
 
 
 def _prepare(text: str) -> str:

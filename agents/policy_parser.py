@@ -172,6 +172,7 @@ _ON_HAND = re.compile(r"on[\s-]?hand|physical\s+(?:[\w-]+\s+)?only|\bcount\s+(?:
                       r"cupboard|cabinet|drawer|bin|safe|shop|store|room|fridge|freezer|locker|case|tank|cage|van|warehouse|godown|"
                       r"storeroom|stockroom|shed|depot|yard|cellar|pantry)\b|\bcount\s+alone\b|"
                       # "ignore what's on order, just count the cupboard"
+                      r"\bgo\s+by\s+what(?:'s|\s+is)\s+(?:in|on)\s+the\b|"
                       r"\b(?:just|only)\s+count\s+(?:the|your|what'?s\s+(?:in|on)\s+the)\s+(?:[\w-]+\s+)?(?:rack|shelf|shelves|cupboard|"
                       r"cabinet|drawer|bin|shop|store|room|fridge|freezer|cooler|shed|cellar|pantry|stockroom|storeroom|warehouse)\b")
 _POSITION = re.compile(r"inventory[\s-]+position|on[\s-]+order|in[\s-]+transit|outstanding|pipeline|incoming|"
@@ -299,6 +300,7 @@ _QTY = [
     re.compile(r"\bqty\b\s*(?:[:=]|of|is)?\s*" + APPROX + NUM + NOT_TIME),  # "reorder pt 15, qty 40"
     re.compile(r"(?:^|\n)[ \t]*[-*\u2022]?[ \t]*order[ \t]*[:=][ \t]*" + APPROX + NUM + NOT_TIME),  # "- Order: 100 bolts"
     re.compile(r"\banother\s+" + APPROX + NUM + NOT_TIME + r"(?!\s*(?:or\s+(?:fewer|less|below)))"),  # "mill another 60"
+    re.compile(r"\bstanding\s+order\s*(?::|of|for|is)?\s*" + APPROX + NUM + NOT_TIME),  # "Standing order: 24 cases, weekly"
 ]
 _MULTIPLES = re.compile(r"multiples?\s+of\s+" + NUM)
 _CAP = re.compile(
@@ -372,7 +374,7 @@ _NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recomm
 _CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;()\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|typo|correction|"
                         r"actually|wait)\s*[-,.\u2013\u2014\u2026]*\s*)+(?:make\s+(?:that|it)|make\s+[sqr]\s*=|i\s+mean|rather|scratch\s+that,?)?\s*"
                         r"(\d+(?:\.\d+)?)(?=\s|[.,;:)]|$)", re.I)
-_ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*){0,2}(?:\([^()\n]{0,60}\)\s*)?(?:(?:->|\u2192|=>)\s*(?:rounded(?:\s+up|\s+down)?\s+to\s+)?|\u2248|~|[,;]\s*(?:order|use|take|buy)\s+(?=\d)|[,;]?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
+_ROUNDED = re.compile(r"(\d+\.\d+)\s*(?:[a-z]+\s*){0,2}(?:\([^()\n]{0,60}\)\s*)?(?:(?:->|\u2192|=>)\s*\**\s*(?:round(?:ed)?(?:\s+up|\s+down)?\s+to\s+)?|\u2248|~|[,;]\s*(?:order|use|take|buy)\s+(?=\d)|[,;]?\s*(?:which\s+|so\s+)?(?:(?:i|we|you)'?d\s+|(?:i|we|you)\s+would\s+|"
                       r"you\s+can\s+|let's\s+)?(?:so|i\.e\.|or|rounded(?:\s+up|\s+down)?\s+to|"
                       r"round(?:ed)?\s+(?:it\s+|that\s+|this\s+)?(?:up\s+|down\s+)?to|call\s+it|say|which\s+is)\s*,?\s*"
                       r"(?:about\s+|roughly\s+)?(?:(?:order|use|take|buy)\s+)?)\s*(\d+)(?!\.?\d)", re.I)
@@ -428,6 +430,10 @@ def _rounded(m: re.Match) -> str:
     return f"{verb.group(1)} {m.group(2)}" if verb else m.group(2)
 
 
+_WEEKDAY_NAMES = {"mon": "monday", "tue": "tuesday", "wed": "wednesday", "thu": "thursday", "fri": "friday",
+                  "sat": "saturday", "sun": "sunday"}
+
+
 def _normalise(text: str) -> str:
     text = re.sub(r"\bhalf\s+a\s+dozen\b", "6", text, flags=re.I)
     text = re.sub(r"\b(?:a|one)\s+dozen\b", "12", text, flags=re.I)
@@ -442,6 +448,13 @@ def _normalise(text: str) -> str:
     text = re.sub(r"\b(level|point|quantity|policy)\s+(?:for|from)\s+[a-z' -]{1,30}?(?::|\s+(?=be\s|is\s|should\s|of\s|at\s|=))",
                   r"\1 ", text, flags=re.I)  # "level for X: 20", "point for fan belts be set at 42"
     text = re.sub(r"\s@\s*(?=\d)", " at ", text)  # SMS: "reorder @ 9, order up 2 30"
+    text = re.sub(r"(?<=\d)(\s*,?\s*)not\s+\d+(?:\.\d+)?\b(?!\s*(?:or|%))", r"\1", text)  # "it should be 22, not 27"
+    # "Order quantity (EOQ, rounded to a full case of 12): 48": the aside between a role and its value
+    text = re.sub(r"((?:re-?order\s+point|order[\s-]+up[\s-]+to(?:\s+level)?|order\s+quantity|base[\s-]+stock))\s*\([^()\n]{0,80}\)"
+                  r"\s*(?=[:=])", r"\1", text, flags=re.I)
+    text = re.sub(r"\b(every|each|on)\s+(mon|tues?|weds?|thu(?:rs?)?|fri|sat|sun)\b\.?",
+                  lambda m: f"{m.group(1)} " + _WEEKDAY_NAMES[m.group(2).lower()[:3]], text, flags=re.I)  # "every sat"
+    text = re.sub(r"\b(?:can|could|may|might)\s+be\s+anything\s+from\s+(?=\d)", "somewhere between ", text, flags=re.I)
     text = re.sub(r"\bup\s+2\s+(?=\d)", "up to ", text, flags=re.I)
     text = re.sub(r"\breorder\s+pt\b|\bROP\b", "reorder point", text, flags=re.I)
     text = re.sub(r"\b(re)?ordr\b", r"\1order", text, flags=re.I)
@@ -715,6 +728,7 @@ _JSON_ROLES = {"s": "reorder point", "reorder_point": "reorder point", "rop": "r
                "every_days": "every {} days", "review_period_days": "every {} days", "review_period": "every {} days",
                "max_inventory": "the capacity is {} units", "capacity": "the capacity is {} units",
                "max_order": "the maximum order is {} units", "order_qty": "order quantity", "reorder_qty": "order quantity",
+               "order_up_to_point": "order up to",
                "review_every_days": "every {} days", "review_interval_days": "every {} days", "review_days": "every {} days"}
 _JSON_BASIS = {"inventory_position": "based on the inventory position", "position": "based on the inventory position",
                "on_hand": "based on on-hand stock only", "on-hand": "based on on-hand stock only"}
@@ -758,10 +772,11 @@ _FORMULA = re.compile(r"\b(?:if|when)\s*\(?\s*\$?\s*(?P<var>[A-Za-z_][\w]*)\s*\$
                       re.IGNORECASE)
 # shorthand a consultant uses for a whole rule: a two-bin system ("two-bin, 15 per bin": s = Q = the bin), ordering
 # only once the stock has run out (s = 0), and a solver's state table ("state 0..14 -> order up to 45": s = 14)
-_TWO_BIN = re.compile(r"\btwo[\s-]bin\b[^.\n]{0,60}?\b(\d+)\s*(?:\w+\s+)?(?:per|in each|in every|each|a)\s+bin\b|"
+_TWO_BIN = re.compile(r"\b(?:two|2)\s+bins\s+of\s+(\d+)\b()|"
+                      r"\btwo[\s-]bin\b[^.\n]{0,60}?\b(\d+)\s*(?:\w+\s+)?(?:per|in each|in every|each|a)\s+bin\b|"
                       r"\b(\d+)\s*(?:\w+\s+)?(?:per|in each|each)\s+bin\b[^.\n]{0,60}?\btwo[\s-]bin\b", re.IGNORECASE)
 _RUN_OUT_FIRST = re.compile(r"\b(?:only\s+)?(?:re)?order\s+(?:only\s+)?(?:when|once|after)\s+(?:you(?:'ve| have)?|you're|the stock has)"
-                            r"\s+(?:completely\s+|fully\s+|totally\s+)?(?:run|ran)\s+out\b(?:\s+of\s+\w+)?\s*,?\s*then\s+"
+                            r"\s+(?:completely\s+|fully\s+|totally\s+)?(?:run|ran)\s+out\b(?:\s+of\s+\w+)?\s*,?\s*(?:and\s+)?then\s+"
                             r"(?:order|get|buy)\s+(\d+)", re.IGNORECASE)
 _STATE_TABLE = re.compile(r"\b(?:state|inventory|stock|position|x)\s*=?\s*0\s*(?:\.\.|-|\u2013|to)\s*(\d+)\s*(?:->|\u2192|=>|:)\s*"
                           r"order\s+up\s+to\s+(\d+)", re.IGNORECASE)
@@ -770,7 +785,7 @@ _STATE_TABLE = re.compile(r"\b(?:state|inventory|stock|position|x)\s*=?\s*0\s*(?
 def _shorthand_as_words(text: str) -> str | None:
     m = _TWO_BIN.search(text)
     if m:
-        n = m.group(1) or m.group(2)
+        n = next(g for g in m.groups() if g)
         return f"When the stock falls to {n}, order {n}."  # the first bin empty: the second bin's n are left
     m = _RUN_OUT_FIRST.search(text)
     if m:
@@ -788,7 +803,9 @@ _ON_HAND_VAR = re.compile(r"shelf|on_?hand|in_?stock|stock_?count|onhand", re.IG
 # a unified diff of a config ("-reorder_point = 20 / +reorder_point = 24"): the removed lines are gone
 _DIFF = re.compile(r"^(?:---\s+a/|\+\+\+\s+b/|@@\s)", re.M)
 # a config line ("reorder_point = 24", "order_qty: 60") whose key names a role
-_CONFIG_LINE = re.compile(r"^[ \t]*[\"']?([A-Za-z_]+)[\"']?[ \t]*[=:][ \t]*(\d+(?:\.\d+)?)[ \t,;]*$", re.M)
+_CONFIG_LINE = re.compile(r"^[ \t]*(?:(?:const|let|var|final|static|int|double|float|export)[ \t]+)*[\"']?([A-Za-z_]+)[\"']?"
+                          r"[ \t]*[=:][ \t]*(\d+(?:\.\d+)?)[ \t,;]*$", re.M)
+_COMMENT_LINE = re.compile(r"^[ \t]*(?://|#|--|/\*|\*)[ \t]*([^\d\n]*[A-Za-z][^\d\n]*)$", re.M)
 # a pick marked on one line of a list: "2) s=130, S=1,500   <- go with this one"
 _PICK_MARK = re.compile(r"^[ \t]*(?:\d+[.)]|[-*\u2022]|\(?[a-z]\))?[ \t]*(.*?\d.*?)[ \t]*(?:<-+|<=+|\u2190|\u27f5)[ \t]*"
                         r"(?:go\s+with|pick|choose|use|take|recommended|my\s+pick|this\s+one|best)", re.I | re.M)
@@ -819,7 +836,10 @@ def _code_as_words(text: str) -> str | None:
     # named keys only, two or more: "S = 60" alone is a line of a worked answer, not a config
     found = [(_JSON_ROLES.get(k.lower()), v) for k, v in _CONFIG_LINE.findall(text) if len(k) > 1]
     said = [role.format(v) if "{}" in role else f"{role} {v}" for role, v in found if role]
-    return ". ".join(said) + "." if len(said) >= 2 else None
+    if len(said) < 2:
+        return None
+    notes = " ".join(c.strip(" */") + "." for c in _COMMENT_LINE.findall(text))  # "// based on the shelf count only"
+    return ". ".join(said) + ". " + notes
 
 
 def _formula_as_words(text: str) -> str | None:
@@ -843,7 +863,7 @@ _CLOSING_HEAD = re.compile(r"^[ \t>#*_-]*(?:(?:my\s+|the\s+|your\s+)?final\b|rec
 # a correction of the advice itself: "Actually, ... make the reorder point 35 instead", "Sorry, I mixed up your two
 # products: it should be ...", "sorry typo: reorder pt 12"
 _ADVICE_CORRECTION = re.compile(r"(?:^|[.;!?]\s+|\n)\W*(?:actually|sorry|correction|oops|on second thought|scratch that|"
-                                r"my mistake|let me correct|i mean|wait)\b", re.I)
+                                r"my mistake|let me correct|i mean|wait|update\W|i\s+mistyped|typo\W)", re.I)
 _BOLD = re.compile(r"\*\*([^*\n]{6,200})\*\*")
 # a line led by a bold label that names the answer: "**Suggested policy:** ...", "**Rule:** ...", "**Policy**: ..."
 _BOLD_LABEL = re.compile(r"^[ \t>#*_-]*\*\*[^*\n]{0,30}?\b(?:policy|rule|recommendation|suggestion|answer|plan)\s*:?\*\*\s*:?"
@@ -898,11 +918,13 @@ def _merge_correction(before: str, after: str, capacity: int | None, max_order: 
     fix = _Extractor(normalise_advice(after))
     if first.status != "ok" or first.kind not in ("ss", "sq"):
         return None
+    s, S, Q = first.stated_s, first.params.get("S"), first.params.get("Q")
     numbers = re.findall(r"\d+(?:\.\d+)?", fix.low)
+    if len(numbers) > 1:  # "... should be 22, not 27. The order quantity stays at 60": a kept value restated
+        numbers = [n for n in numbers if float(n) not in {float(v) for v in (s, S, Q) if v is not None}]
     if len(numbers) != 1:
         return None
     value = numbers[0]
-    s, S, Q = first.stated_s, first.params.get("S"), first.params.get("Q")
     if re.search(r"reorder|trigger|\bs\s*=|\brop\b|falls? to|drops? to|down to", fix.low):
         s = value
     elif first.kind == "ss" and re.search(r"up\s+to|\bS\s*=|target|max(?:imum)?\s+level", fix.orig):

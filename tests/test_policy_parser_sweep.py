@@ -345,3 +345,28 @@ def test_a_lead_time_a_fee_or_a_safety_stock_is_never_a_stated_capacity(text, ki
     parsed = parse_policy(text)
     assert parsed.status == "ok" and parsed.kind == kind and parsed.stated_s == stated_s, parsed
     assert {k: parsed.params[k] for k in params} == params
+
+
+@pytest.mark.parametrize("text, kind, stated_s, params, basis", [
+    ("### Plan\n- Reorder point: **14 tubs**\n- Order quantity: **40 tubs**\n\n**Update:** I mistyped the reorder point "
+     "- it should be **18**, not 14. The order quantity stays at 40.", "sq", 18, {"Q": 40}, "position"),
+    ("Reorder point = 6 x 2 + 4.1 = 16.1 → **round up to 17**.\n\nOrder quantity (EOQ, rounded to a full tray of 24): "
+     "**72**.", "sq", 17, {"Q": 72}, "position"),
+    ("```ts\n// counts what's on the shelf only (not deliveries still on the road)\nconst REORDER_POINT = 7;\n"
+     "const ORDER_UP_TO = 25;\n```", "ss", 7, {"S": 25}, "on_hand"),
+    ("Keep two bins of 30. When one bin is empty, order another bin's worth.", "sq", 30, {"Q": 30}, "position"),
+    ("Only order when you've completely run out, and then order 15.", "sq", 0, {"Q": 15}, "position"),
+    ("order 20 every tues, keep it simple", "periodic", None, {"T": 7, "Q": 20}, "position"),
+    ("Go by what's in the shop, not what's still at the mill, and when it's down to 11, order 33.", "sq", 11, {"Q": 33},
+     "on_hand"),
+    ("Standing order: 18 crates, weekly on Mondays.", "periodic", None, {"T": 7, "Q": 18}, "position"),
+])
+def test_updates_rounding_arrows_code_constants_bins_and_weekday_abbreviations(text, kind, stated_s, params, basis):
+    parsed = parse_policy(text)
+    assert parsed.status == "ok" and parsed.kind == kind and parsed.stated_s == stated_s, parsed
+    assert {k: parsed.params[k] for k in params} == params and parsed.basis == basis
+
+
+def test_a_range_said_as_anything_from_to_is_a_range():
+    parsed = parse_policy("Reorder at 12; the order-up-to level can be anything from 50 to 60.")
+    assert parsed.kind == "ss" and parsed.stated_s == 12 and 50 <= parsed.params["S"] <= 60 and "range" in parsed.reason
