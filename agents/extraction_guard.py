@@ -62,7 +62,11 @@ _INJECTION = re.compile(r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s
                         r"\b(?:overwritten|overridden|overruled|reset)\s+by\s+(?:the\s+|an?\s+)?(?:admin|administrator|system|"
                         r"developer|operator)\b|\b(?:system|admin|developer)\s+override\b|"
                         r"[\"'](?:tool_result|tool_output|function_result|tool_calls?)[\"']\s*:|"
-                        r"[\"']role[\"']\s*:\s*[\"'](?:system|tool|assistant|developer)[\"']", re.IGNORECASE | re.MULTILINE)
+                        r"[\"']role[\"']\s*:\s*[\"'](?:system|tool|assistant|developer)[\"']|"
+                        # an instruction hidden in an HTML comment, a claimed developer's authority
+                        r"<!--[^>]{0,200}\b(?:assistant|system|store|set|ignore)\b|"
+                        r"\bi(?:'m|\s+am)\s+the\s+(?:developer|admin|administrator|owner|maker)\s+of\s+(?:askopt|this\s+(?:app|system|bot|"
+                        r"assistant|tool))\b|\bi\s+authori[sz]e\s+you\s+to\b", re.IGNORECASE | re.MULTILINE)
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 

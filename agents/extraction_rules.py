@@ -121,7 +121,7 @@ _ANCHORS: dict[str, str] = {
                  r"order\s+up to|order\s+(?:no\s+)?more than|\bcaps?\b(?!\s*(?:is|=|:|of)?\s*\d)|capped|ship more than|"
                  r"at a time|at once|/\s*(?:order|ordr|po)\b|(?:per|each|a) (?:delivery|shipment|drop|load|run|po)\b|"
                  r"(?:per|each|every|an?|single|one)\s+order\b|biggest order|largest order|truck can carry|"
-                 r"order limit|batch(?:es)? of|(?:per|each|every|a|one)\s+(?:batch|ride)\b|max(?:imum)? of|"
+                 r"order limit|batch(?:es)? of|(?:per|each|every|a|one)\s+(?:batch|ride)\b|max(?:imum)? of|(?<=\d )a time\b|"
                  # an in-house run: "25 out of one session at the most", "the most I can get out of a firing"
                  r"out of (?:one|a|each|every|the|a single) (?:session|run|batch|firing|bake|load|trip|go|shift)\b|"
                  r"per (?:session|firing|bake|shift)\b|(?:truck|van|lorry|boat|ute)\w* (?:only )?(?:brings?|carries|takes|"
@@ -546,7 +546,9 @@ _RANDOM_CUES = re.compile(r"\brandom\w*|\bswing\w*|\bbusy days?\b|quiet days?|\b
                           r"\b(?:is|are|'s) (?:dead|mad busy|quiet) (?:when|on|in)\b|can double\b|nobody wants|"
                           # "some weeks much more, some weeks almost nothing", "sometimes 2, sometimes 15", "it jumps"
                           r"\bsome (?:weeks?|evenings?|mornings?|months?|nights?|seasons?)\b|sometimes\s+\d+[^.;]{0,30}\bsometimes\s+\d+|"
-                          r"\b(?:but )?it (?:changes|jumps|varies)\b|\bdepende\b|\bbounc\w* about\b|"
+                          r"\b(?:but )?it (?:changes|jumps|varies)\b|\bdepende\b|\bbounc\w* about\b|\bdepending on\b|"
+                          r"\bin a (?:bad|good|slow|quiet|busy) (?:week|month|day|night)\b[^.;]{0,30}\bin a (?:bad|good|slow|quiet|busy)\b|"
+                          r"\d+[^.;\d]{0,20}\bin (?:summer|winter|spring|autumn)\b[^.;\d]{0,10}\band\s+\d+[^.;\d]{0,20}\bin (?:summer|winter|spring|autumn)\b|"
                           # "20 a day at weekends and 5 in the week", "40 on a Monday and 120 on a Saturday"
                           r"\d+[^.;\d]{0,25}\b(?:at|on) (?:the )?weekends?\b[^.;\d]{0,10}\b(?:and|but)\s+\d+|"
                           r"\d+\s+on\s+(?:a\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b[^.;\d]{0,10}\b(?:and|but)\s+\d+\s+on\s+(?:a\s+)?"
@@ -572,7 +574,7 @@ _PERISH_NON = re.compile(r"(?:nothing|none of it|never)\s+(?:is |gets |ever )*(?
                          r"keeps? for (?:years|months|ever|a long)|lasts? (?:for )?(?:years|months|forever|ages)|"
                          r"durable|canned|tinned|shelf[\s-]stable|long shelf life|shelf life of \d+ (?:years?|months?)|"
                          r"\bforever\b|indefinitely|(?:sits?|keeps?|lasts?) (?:there )?for ages|keeps? (?:just )?(?:fine|well|ok|okay)\b|"
-                         r"(?:still )?(?:good|sellable|fine) (?:the )?(?:next day|tomorrow|1 day)")
+                         r"(?<!no )(?<!not )(?:still )?(?:good|sellable|fine) (?:the )?(?:next day|tomorrow|1 day)")
 # a negated loss, however it is said: "nothing goes to waste", "we never bin a bag", "tins not expire",
 # "nothing in the shop spoils", "no spoilage", "expiry: none" (not "what we don't sell goes to waste": selling between)
 _PERISH_VERB = (r"(?:thrown|throw\w*|wast\w*|bin|bins|binned|binning|discard\w*|chuck\w*|pour\w*|tip\w*|dump\w*|"
@@ -601,7 +603,10 @@ _GOODS_DURABLE = re.compile(
     r"stationery|pens|furniture|tyres?|tires?|paint|glassware|cutlery|cookware|plates|spare parts|parts|"
     r"dry goods|rice|pasta|sugar|salt|cement|lumber|timber|pipes?|fittings|bulbs|light bulbs|filters?|"
     r"widgets?|plastic\w*|metal|steel|jewel(?:le)?ry|watches|cosmetics|perfume|cleaning supplies)\b")
-_PERISH_YES = re.compile(r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|expir\w*|go(?:es)? (?:bad|off|stale)|\bstale\b|\brot(?:s|ted|ting|ten)?\b|\bwilt\w*|"
+_PERISH_YES = re.compile(r"\bnever keep (?:them|it) (?:to|till|until|for) (?:the next day|tomorrow|overnight)|"
+                         r"\bnothing\b[^.;]{0,25}\b(?:keeps|lasts|survives) (?:overnight|to the next day|till tomorrow|1 day)|"
+                         r"\b(?:left|leftovers?|unsold)\b[^.;]{0,40}\b(?:to the (?:pigs|chickens|hens)|food[\s-]rescue|food bank|soup kitchen)|"
+                         r"pour\w* (?:out|away)|\btoss\w*|\bperishable|spoil\w*|expir\w*|go(?:es)? (?:bad|off|stale)|\bstale\b|\brot(?:s|ted|ting|ten)?\b|\bwilt\w*|"
                          r"\bdie\b|shelf life|(?:same[\s-]day|0 days) only|leftovers? (?:go|goes|get|gets) (?:to|in)\b|thrown? (?:out|away)|throw (?:it |them )?(?:out|away)|"
                          r"in the bin|binned|\bbin (?:it|them|the lot|what's left|whatever)\b|"
                          r"(?:goes?|go|gets?|ends? up) in the (?:skip|compost|trash|rubbish)|\bpulped\b|"
@@ -649,7 +654,8 @@ _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waitin
                    r"don't come back|never come back|gone for good|\bgone\b(?!\s+(?:up|down|from|to|over|through|by|in|on|into|\d))|"
                    r"(?:go|goes|went|going|head\w*|pop\w*|nip\w*|tr(?:y|ies)|shop\w*|buy\w*|gets?|walk\w*|off|run\w*|drive\w*)\s+"
                    r"(?:[\w'&-]+\s+){0,4}?(?:down|across|up) the (?:street|road)|(?<!weekdays )(?<!weekends )(?<!we sell )(?<!sell )(?<!sells )(?<!sold )"
-                   r"\bonline\b(?!\s+(?:from|with|at|through) (?:us|our))(?!\s+together)|amazon|"
+                   r"(?<!an )(?<!our )\bonline\b(?!\s+(?:from|with|at|through) (?:us|our))(?!\s+together)(?!\s+(?:wholesaler|supplier|"
+                   r"distributor)\b)|amazon|"
                    r"(?<!from )(?<!from the )(?<!with the )(?<!with )(?:another|other|the next|a different) (?:shop|store|place|supplier|seller)|"
                    r"(?:miss|lose|lost) (?:out on )?(?:the|that) (?:[\w-]+ )?(?:sale|customer)|walk out|take their money|"
                    # "buys at the station next door", "goes to the next tornilleria", "drink at the other nakamal"
@@ -665,7 +671,9 @@ _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waitin
                    r"\b(?:don't|do not|never|nobody|no one|doesn't|won't|not)\s+(?:\w+\s+)?makes?\s+(?:it|that|them|up)\s*(?:up\b)?|"
                    r"\b(?:two|2|three|3|a few|few|couple of)\s+doors\s+(?:down|up|along)\b|\bgrab\w*\b[^.;]{0,40}\bnext door\b|"
                    r"\b(?:buy|get|go|shop|grab)\w*\s+(?:[\w'&-]+\s+){0,4}?(?:opposite|across the (?:road|street|way))\b|"
-                   r"\bwander(?:s|ed)?\s+off\b")
+                   r"\bwander(?:s|ed)?\s+off\b|\b(?:have|take|get|grab)s?\s+whatever(?:'s|\s+is)\s+(?:left|there|going)\b|"
+                   r"\b(?:stall|shop|stand|kiosk|counter|bar|van|we)\s+(?:just\s+)?(?:shuts?|closes?)\s+(?:up\s+)?(?:for the (?:night|day|evening)|early)\b|"
+                   r"(?:'ll|will)\s+have\s+(?:[\w&'-]+\s+){1,5}?instead\b")
 _LOST_PLAIN = re.compile(r"\blost[\s_-]?sales?\b|\blost\b")
 _UNKNOWN = re.compile(r"not sure|no idea|don't know|do not know|dunno|no clue|can't say|cannot say|hard to say|"
                       r"haven't a clue|not certain|couldn't tell|can't tell|no notion|beats me|don't have (?:that|"
@@ -677,10 +685,10 @@ _QUESTION = re.compile(r"^\s*(?:what|how|why|which|can you|could you|do you|what
 # a sentence that asks ("what's the difference between lost sale and backlog?", "what if they don't wait?"):
 # its keywords are the question's words, not the manager's facts
 # a hypothetical the manager asks about ("what if the supplier took 5 days?"): its numbers are not facts
-_WHAT_IF = re.compile(r"\bwhat\s+(?:if|happens|would happen|would change|about if)\b|\bsuppose\b|\bimagine\b|^\W*say\s+(?:we|they|people|customers|the|i)\b|\bhow\s+(?:much|would|will|does|do)\b[^?]*\bif\b")
+_WHAT_IF = re.compile(r"\bwhat\s+(?:if|happens|would happen|would change|about if)\b|\bsuppose\b|\bimagine\b|^\W*say\s+(?:we|they|people|customers|the|i|my|our)\b|\bhow\s+(?:much|would|will|does|do)\b[^?]*\bif\b")
 _INFO_QUESTION = re.compile(r"^\W*(?:how come|how (?:much|many|long|often)|what (?:does|do|would|will|is|are|'s)|what's|"
                             r"why)\b")
-_ASKING = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:what|whats|how come|how|why|which|say\s+(?=(?:we|they|people|customers|the|i)\b)|can you|could you|do you|do i|should i|what's|suppose|imagine|"
+_ASKING = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:what|whats|how come|how|why|which|say\s+(?=(?:we|they|people|customers|the|i|my|our)\b)|can you|could you|do you|do i|should i|what's|suppose|imagine|"
                      r"explain|what if|what happens|(?:is|are|does|do|should|would|can|could) (?:a|an|the|it|this|that|there|i|we))\b")
 _YES = re.compile(r"^\s*(?:yes|yep|yeah|yup|sure|correct|they do|it does|definitely|absolutely|indeed|of course)\b")
 _NO = re.compile(r"^\s*(?:no|nope|nah|not really|they don't|it doesn't|never|not at all)\b")

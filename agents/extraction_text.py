@@ -163,7 +163,7 @@ _MINOR_UNITS = {"centavos": 100, "centavo": 100, "centimos": 100, "céntimos": 1
                 "qirsh": 100, "piastres": 100, "piasters": 100, "toea": 100, "sen": 100, "cents": 100,
                 "halalas": 100, "halalah": 100, "øre": 100, "öre": 100, "ore": None, "haléřů": 100, "halierov": 100,
                 "paise": 100, "paisa": 100, "poisha": 100, "agorot": 100, "eyrir": 100, "aurar": 100,
-                "rappen": 100, "centésimos": 100, "centesimos": 100, "chhertum": 100, "chetrum": 100, "kuruş": 100, "kurus": 100, "seniti": 100, "jiao": 10, "centesimi": 100, "fen": None,
+                "rappen": 100, "centésimos": 100, "centesimos": 100, "chhertum": 100, "chetrum": 100, "kuruş": 100, "kurus": 100, "seniti": 100, "jiao": 10, "centesimi": 100, "fen": 100, "pul": 100,
                 "qəpik": 100, "qapik": 100, "diram": 100, "dirams": 100, "deni": 100, "para": 100, "feninga": 100,
                 "fening": 100, "lisente": 100, "sente": 100, "avos": 100, "butut": 100, "bututs": 100, "santim": 100,
                 "tiyn": 100, "pya": 100, "qindarka": 100, "sentimo": 100, "sentimos": 100, "centai": 100,
@@ -217,7 +217,19 @@ _IDIOMS: list[tuple[str, object]] = [
     (r"\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm)\b|\b\d{1,2}\s+(?:in the morning|in the evening|at night|o'clock)\b",
      " at that hour "),  # times of day are never values ("order before 2pm", "turns up around 7 in the morning")
     (r"\b2day\b", "today"),
-    (r"\bnxt\b", "next"),
+    (r"\bnxt\b", "next"), (r"\bbell[\s-]?(?:shaped|curve[ds]?)\b", "normal"), (r"\bsel\b", "sell"), (r"\bexacly\b", "exactly"), (r"\bvar(?:r)?ation\b", "variation"),
+    (r"\ba twelvemonth\b", "365 days"),
+    (r"\b(\d+) and a half (?=(?:p|pence|cents?)\b)", r"\1.5 "),  # "two and a half pence"
+    # "lead time's nothing, I walk over and carry it back", "they deliver within the week"
+    (r"\blead[\s-]?time(?:'s|\s+is)\s+(?:nothing|nil|zero|none)\b", "lead time 0 days"),
+    (r"\b(deliver\w*|arriv\w*|comes?|turns? up)\s+within\s+the\s+week\b", r"\1 within 7 days"),
+    # "doesn't charge for delivery, it's just a €100 minimum spend": no fee, and a minimum spend is no parameter
+    (r"\b(?:doesn'?t|don'?t|does not|do not|won'?t|never)\s+charge\s+(?:anything\s+|us\s+)?for\s+(delivery|the delivery|shipping|"
+     r"postage|carriage|the drop)\b", r"\1 $0"),
+    (r"[$\u20ac\u00a3]?\d+(?:[.,]\d+)?\s+minimum\s+(?:spend|order value|order)\b", "a minimum spend"),
+    # a survey's radio buttons: the marked option is the answer, the empty ones are not
+    (r"\(\s\)\s*[^()\n]*?(?=\s*(?:\(\s\)|\((?:\u2022|x|\*)\)|$|\n))", " "),
+    (r"\((?:\u2022|x|\*)\)", " "),
     # "I keep 20 boxes in the cabinet at most": the limit word said after the place
     (r"\b(keep|hold|store|fit|stock)\s+(\d+)\s+((?:[a-z]+\s+){0,4}?)at most\b", r"\1 at most \2 \3"),
     # "we get through one roll a day": "one" is a count after a verb of using or selling
@@ -236,11 +248,13 @@ _IDIOMS: list[tuple[str, object]] = [
      r"penalty(?:\s+cost)?|shortage(?:\s+cost)?)\s*(?::|is|=|-)\s*(?:nil|none|nothing|zero|nowt)\b", r"\1 $0"),
     (r"\b(charges?|charging|want|wants)\s+(?:nowt|nothing|nought|zilch)\s+for\b", r"\1 $0 for"),
     # a pair said "respectively": "3 and 12 - days and quid, respectively" (3 days and 12 quid)
-    (r"\b(\d+(?:\.\d+)?)\s+and\s+(\d+(?:\.\d+)?)\s*[-,:\u2014\u2013]*\s*([a-z]+)\s+and\s+([a-z]+),?\s+respectively\b",
+    (r"\b(\d+(?:\.\d+)?)\s+and\s+(\d+(?:\.\d+)?)\s*[-,:\u2014\u2013]*\s*([a-z]+)\s+and\s+([a-z]+),?\s+(?:respectively|in that order)\b",
      r"\1 \3 and \2 \4"),
     # "holding and shortage are 5p and £2 a unit": two names, then their two values in the same order
     (r"\b(holding|storage|shortage|penalty|setup|set-up|delivery|ordering)(?:\s+costs?)?\s+and\s+(holding|storage|shortage|penalty|"
      r"setup|set-up|delivery|ordering)(?:\s+costs?)?\s+(?:are|=|:)\s+(\S+)\s+and\s+(\S+)", r"\1 \3 and \2 \4"),
+    (r"(\S+)\s+and\s+(\S+)\s*:\s*(holding|storage|shortage|penalty|setup|delivery|ordering)\s+and\s+(holding|storage|shortage|penalty|"
+     r"setup|delivery|ordering)\b", r"\3 \1 and \4 \2"),  # "5p and £3: holding and shortage"
 
     # a fraction of the item's value said in words is a percentage: "a quarter of the bag's value per year"
     (r"\b(a quarter|a half|half|a third|a fifth|a tenth)\s+of\s+(?=(?:the|its|their|our|an?|each|every)\b[^.;]{0,30}\b(?:value|price|cost|worth))",
@@ -338,7 +352,10 @@ _IDIOMS: list[tuple[str, object]] = [
     # "Perishable? Nope", "perishable = false" (a config line): the answer names the field
     (r"\bperishable[\"']?\s*(?:\?|:|=)\s*[\"']?(?:no|nope|nah|false|not really|never|n)\b[\"']?", "not perishable."),
     (r"\bperishable[\"']?\s*(?::|=)\s*[\"']?(?:yes|true|y)\b[\"']?", "perishable."),
+    (r"(\d(?:\.\d+)?\s*(?:cents?|p|pence)?)\s+(?:a|per)\s+dozen\b", r"\1 per 12 units"),  # "84p a dozen a week"
     (r"\b(?:a|one) dozen\b", "12"),
+    (rf"\b(\d+|an?|{_SPAN_WORDS}) fortnights? and (\d+|an?|{_SPAN_WORDS}) days?\b",
+     lambda m: f"{14 * _small(m.group(1)) + _small(m.group(2))} days"),  # "a fortnight and a day"
     # "one week and three days" (after the number words), "a week and a day": one span in days
     (rf"\b(\d+|an?|{_SPAN_WORDS}) weeks? and (\d+|an?|{_SPAN_WORDS}) days?\b",
      lambda m: f"{7 * _small(m.group(1)) + _small(m.group(2))} days"),
@@ -346,8 +363,8 @@ _IDIOMS: list[tuple[str, object]] = [
      lambda m: f"{(_small(m.group(1)) + 0.5) * (1000 if m.group(2) == 'thousand' else 100):g}"),
     (r"(?<![\w.])\d+(?:\.\d+)?\s?(?:cl|ml)\b", "bottle-size"),  # "the 70cl", "500ml bottles": a product size
     # "1 coil every 2 days": a daily rate ("every 2 days" is no lead time)
-    (r"\b(\d+(?:\.\d+)?)\s+((?:[a-z]+\s+)?)every\s+(\d+)\s+days\b",
-     lambda m: f"{float(m.group(1)) / float(m.group(3)):g} {m.group(2)}a day" if float(m.group(3)) > 0 else m.group(0)),
+    (r"\b(\d+(?:\.\d+)?|one)\s+((?:[a-z]+\s+)?)every\s+(\d+)\s+days\b",
+     lambda m: f"{_small(m.group(1)) / float(m.group(3)):g} {m.group(2)}a day" if float(m.group(3)) > 0 else m.group(0)),
     (r"\ba score(?= (?:a|an|per|each|every|for)\b)", "20"),  # "charges a score a delivery"
     (r"\bhalf a (?:dollar|buck|quid)\b", "$0.5"),
     (r"\ba (?:dollar|buck|quid)\b", "$1"),
@@ -373,7 +390,11 @@ _IDIOMS: list[tuple[str, object]] = [
     (r"\ba (?:pony)\b(?=\s+(?:a|an|per|each|every|for)\b)", "$25"), (r"\ba (?:bullseye)\b", "$50"),
     (r"\ba ton\b(?=\s+(?:a|an|per|each|every|for)\s+(?:drop|delivery|shipment|order|load|run|trip|time|go|consignment)\b)",
      "$100"), (r"\ba monkey\b(?=\s+(?:a|an|per|each|every|for)\b)", "$500"), (r"\ba nicker\b", "$1"),
-    (r"\ba sawbuck\b", "$10"), (r"\ba benjamin\b", "$100"), (r"\btwo bits\b", "25 cents"), (r"\bfour bits\b", "50 cents"),
+    (r"\ba sawbuck\b", "$10"), (r"\ba benjamin\b", "$100"), (r"\ba c-note\b", "$100"), (r"\ban\.?\s+ayrton\b", "$10"),
+    (r"\ba\.?\s+lady\.?\s+godiva\b", "$5"),
+    # a yes/no question answered in a form: "Goes off? no", "Perishable: yes"
+    (r"\b(?:goes off|spoils|perishable|perishes|expires)\s*[?:]\s*(?:no|nope|n)\b", "does not spoil"),
+    (r"\b(?:goes off|spoils|perishable|perishes|expires)\s*[?:]\s*(?:yes|yep|y)\b", "perishable"), (r"\btwo bits\b", "25 cents"), (r"\bfour bits\b", "50 cents"),
     (r"\bhalf a (?:penny|cent|pence)\b", "0.5 cents"),
     (r"\ba (?:toonie)\b", "$2"), (r"\ba (?:loonie)\b", "$1"), (r"\ba (?:dime)\b", "10 cents"),
     (r"\ba (?:nickel)\b", "5 cents"), (r"\ba (?:penny|cent)\b", "1 cents"), (r"\ba grand\b", "$1000"),
@@ -428,6 +449,7 @@ _INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm
                            # "shelf fits 50. hmm, more like 45", "24 a week - scratch that, 28"
                            r"[.!,]?\s*(?:hmm+|well|actually)\s*,?\s*more\s+like\s+(?=[$\u20ac\u00a3]?\d)|"
                            r"\s*[,;\u2014\u2013-]\s*scratch that\s*[,:]?\s*(?=[$\u20ac\u00a3]?\d)|"
+                           r",\s*(?:er|erm|um|uh)\s*,\s*(?=[$\u20ac\u00a3]?\d+\s+actually\b)|"  # "max order 60, er, 50 actually"
                            # "fee's 18. sorry, 16", "4 cents a stem. scratch that, 5": the correction opens the next sentence
                            r"[.!]\s*(?:sorry|oops|no|scratch that|correction)\s*[,:!]?\s*(?=[$\u20ac\u00a3]?\d)|"
                            r"(?:^\s*|(?<=[.!?])\s*)wait\s*[,!:\-\u2026]+\s*|"
@@ -483,6 +505,11 @@ _CODE = re.compile(r"(?<![\w$\u20ac\u00a3.,])([A-C]|[A-Z]{2})(\d)(?![\w]|[.,]\d)
 _DIGIT_NAMES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 
+# a dotted config key ("supplier.lead.days=4") and a camelCase one ("leadTime: 5", GraphQL): words the reader knows
+_DOTTED_KEY = re.compile(r"\b[a-z_]+(?:\.[a-z_]+)+(?=\s*[=:]\s*\d)")
+_CAMEL_KEY = re.compile(r"\b([a-z]+(?:[A-Z][a-z]+)+)(\s*[=:]\s*\d)")
+# LaTeX maths: "$L = 3$ days, $K = £20$" (the dollar signs are delimiters, not money)
+_LATEX_MATH = re.compile(r"\$\s*([A-Za-z](?:_\{?\w+\}?)?\s*=\s*[^$\n]{1,20}?)\s*\$")
 # an org-mode property drawer line (":LEAD_TIME: 3d"): a key and its value
 _ORG_PROPERTY = re.compile(r"^[ \t]*:(?!PROPERTIES:|END:)([A-Za-z][\w-]*):[ \t]+", re.M)
 # the manager's own counting unit named ("we count in pallets", "the IBC is our unit"): a cost per one is per unit
@@ -502,13 +529,16 @@ def _own_unit(text: str) -> str:
 
 
 # "there's no wait at all between deciding and having it": a lead time of 0
-_NO_WAIT_BETWEEN = re.compile(r"\bno wait(?:ing)?(?:\s+at\s+all|\s+whatsoever)?\s+between\s+(?:ordering|deciding|placing|asking|"
+_NO_WAIT_BETWEEN = re.compile(r"\b(?:there'?s|there is)\s+no\s+waiting\s+(?:on|for)\s+(?:anyone|anybody|a supplier|the supplier|deliveries)\b|"
+                              r"\bno wait(?:ing)?(?:\s+at\s+all|\s+whatsoever)?\s+between\s+(?:ordering|deciding|placing|asking|"
                               r"cutting|calling)\b|\b(?:there'?s|there is)\s+no\s+wait(?:ing)?\s+(?:at all\s+)?for\s+(?:it|them)\b")
 
 
 def _prepare(text: str) -> str:
     """Structure before case is lost: list markers removed, run-on sentences split, "R150" (rand) as money."""
     text = _ORG_PROPERTY.sub(r"\1: ", text)
+    text = _DOTTED_KEY.sub(lambda m: m.group(0).replace(".", " "), text)  # "supplier.lead.days=4"
+    text = _CAMEL_KEY.sub(lambda m: re.sub(r"(?<=[a-z])(?=[A-Z])", " ", m.group(1)).lower() + m.group(2), text)
     text = _own_unit(text)
     text = _one_row_table(text)
     text = re.sub(r"(?<![\w$])R\s?(?=\d)", "$", text)
@@ -524,7 +554,7 @@ def _prepare(text: str) -> str:
 
 def normalise_text(text: str) -> str:
     """Lower-case, rewrite idioms and number words into digits, keep positions meaningful for scanning."""
-    s = " " + _prepare(_money_to_dollars(str(text))).lower().replace("\u2019", "'") + " "
+    s = " " + _prepare(_money_to_dollars(_LATEX_MATH.sub(r" \1 ", str(text)))).lower().replace("\u2019", "'") + " "
     s = fix_typos(s)
     s = _NO_WAIT_BETWEEN.sub("lead time 0 days ", s)  # before "no wait" reads as a correction cue
     s = _INTERJECTION.sub(", i meant ", s)  # a correction cue inside the same sentence: the later value wins
@@ -534,6 +564,9 @@ def normalise_text(text: str) -> str:
                lambda m: f"{float(m.group(1)) * _SCALE_WORDS[m.group(2)]:g}", s)  # "2 thousand", "2 lakh"
     s = _spoken_prices(s)
     s = _replace_word_numbers(s)
+    # once number words are digits: "a fortnight and a day" (14 days and 1 day), "two and a half pence", "forty smackers"
+    s = re.sub(r"\b(\d+) days and (\d+) days?\b", lambda m: f"{int(m.group(1)) + int(m.group(2))} days", s)
+    s = re.sub(r"\b(\d+(?:\.\d+)?)\s+smackers\b", r"$\1", s)
     s = _money_to_dollars(s)  # "three hundred pesos" is money too, once its words are a number
     s = _CENTS_PER_MANY.sub(lambda m: f"${float(m.group(1)) / 100:.10g} ", s)
     s = _PER_MANY.sub(lambda m: f"${float(m.group(1)) / float(m.group(3)):.10g} per {m.group(4)}", s)
@@ -552,6 +585,7 @@ def normalise_text(text: str) -> str:
     s = re.sub(r"\b(\d+) (week|month|day|year)s? and a half\b", lambda m: f"{int(m.group(1)) + 0.5:g} {m.group(2)}s", s)
     s = re.sub(r"\b1 quarters?\b", "90 days", s)
     s = re.sub(r"\b(\d+) quarters\b", lambda m: f"{int(m.group(1)) * 90} days", s)
+    s = re.sub(r"\b(\d+(?:\.\d+)?)\s?pence\b", r"\1 cents", s)  # "three and a half pence", once it is 3.5
     return re.sub(r"[ \t]+", " ", s)
 
 
@@ -658,6 +692,7 @@ _QTY = re.compile(
 )
 _DUR_DAYS = {"day": 1, "d": 1, "business": 1, "working": 1, "week": 7, "wk": 7, "month": 30, "mo": 30, "year": 365, "yr": 365}
 _PERIOD_WORDS = [
+    (r"(?<!\w)(?:per|an|each|every|/)\s*(?:[a-z]+\s+){0,3}?hour\b|\bhourly\b|/\s*h(?:ou)?r\b", "hour"),
     (r"(?<!\w)(?:per|a|an|each|every|/)\s*(?:[a-z]+\s+){0,3}?(?:day|night)\b|\bdaily\b|\bnightly\b|/\s*d(?:ay)?\b", "day"),
     (r"(?<!\w)(?:per|a|an|each|every|/)\s*(?:[a-z]+\s+){0,3}?week\b|\bweekly\b|/\s*w(?:ee)?k\b", "week"),
     (r"(?<!\w)(?:per|each|every)\s*(?:[a-z]+\s+){0,3}?fortnight\b|\bfortnightly\b", "fortnight"),
@@ -762,6 +797,8 @@ def _single(sentence: str, m: re.Match[str]) -> Quantity:
     if kind != "duration":
         head = suffix[:45]
         for pat, name in _PERIOD_WORDS:
+            if name == "hour" and kind != "money":
+                continue  # "1.5 an hour, open 8 hours a day" is a demand rate the reader scales itself
             if re.search(pat, head):
                 period = name
                 break

@@ -15,9 +15,9 @@ import pint
 
 __all__ = ["PERIOD_DAYS", "per_day", "rate_note"]
 
-PERIOD_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "quarter": 90, "year": 365}
-_PINT_PERIOD = {"day": "day", "week": "week", "fortnight": "fortnight", "month": "shop_month", "quarter": "shop_quarter",
-                "year": "shop_year"}
+PERIOD_DAYS = {"hour": 1 / 24, "day": 1, "week": 7, "fortnight": 14, "month": 30, "quarter": 90, "year": 365}
+_PINT_PERIOD = {"hour": "hour", "day": "day", "week": "week", "fortnight": "fortnight", "month": "shop_month",
+                "quarter": "shop_quarter", "year": "shop_year"}
 
 
 @lru_cache(maxsize=1)
@@ -57,6 +57,9 @@ def _money(x: float) -> str:
 
 def rate_note(label: str, value: float, period: str) -> str:
     """The sentence the agent says back after converting a rate."""
+    if period == "hour":  # a cold store's hourly bill: 24 hours a day
+        return (f"{label} of {_money(value)} per unit per hour is {_money(per_day(value, period))} per unit per day: "
+                f"{_money(value)} x 24")
     days = PERIOD_DAYS[period]
     calendar = {"month": " (a month counted as 30 days)", "quarter": " (a quarter counted as 90 days)",
                 "year": " (a year counted as 365 days)"}.get(period, "")

@@ -164,13 +164,14 @@ class _Found:
     strict: bool | None = None  # for triggers: True below, False at-or-below, None bare
 
 
-_ON_HAND = re.compile(r"on[\s-]?hand|physical\s+(?:[\w-]+\s+)?only|\bcount\s+(?:the\s+)?[\w-]+\s+only\b|(?:only\s+)?the\s+stock\s+in\s+the\s+(?:shop|store)|on\s+the\s+shel(?:f|ves)|physical(?:ly)?\s+(?:stock|inventory|count|have|hold|in|there)|"
+_ON_HAND = re.compile(r"on[\s-]?hand|physical\s+(?:[\w-]+\s+)?only|\bcount\s+(?:the\s+)?[\w-]+\s+only\b|(?:only\s+)?the\s+stock\s+in\s+the\s+(?:shop|store)|on\s+the\s+shel(?:f|ves)|physical(?:ly)?\s+(?:stock|inventory|count|have|hold|in|on|there)|"
                       r"shelf\s+(?:stock|count)|in\s+the\s+(?:stockroom|fridge|freezer|cooler|back\s?room)|"
                       r"(?:have|left)\s+in\s+the\s+(?:store|shop)|count\s+only\s+what|only\s+what(?:'s|\s+is)\s+(?:on|in)|"
                       r"\bcount\s+(?:in|on)\s+the\s+(?!way\b)[a-z]+|"
                       r"\b(?:count|counting|only)\s+(?:at\s+)?(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:on|in)\s+the\s+(?:[\w-]+\s+)?(?:rack|shelf|shelves|"
                       r"cupboard|cabinet|drawer|bin|safe|shop|store|room|fridge|freezer|locker|case|tank|cage|van|warehouse|godown|"
-                      r"storeroom|stockroom|shed|depot|yard|cellar|pantry)\b|\bcount\s+alone\b|"
+                      r"storeroom|stockroom|shed|depot|yard|cellar|pantry)\b|\bcount\s+alone\b|\bshelf\s+only\b|"
+                      r"\bignore\s+(?:the\s+|any\s+)?(?:open|pending|outstanding)\s+orders\b|"
                       # "ignore what's on order, just count the cupboard"
                       r"\bgo\s+by\s+what(?:'s|\s+is)\s+(?:in|on)\s+the\b|"
                       r"\b(?:just|only)\s+count\s+(?:the|your|what'?s\s+(?:in|on)\s+the)\s+(?:[\w-]+\s+)?(?:rack|shelf|shelves|cupboard|"
@@ -216,7 +217,7 @@ _TRIGGER_ORLESS = re.compile(
     r"you\s+find)\D{0,30}?" + r"\b" + NUM
     + r"\s*(?:(?:units?|items?|pieces|[a-z]+)\s+){0,3}?or\s+(?:fewer|less|below|lower|under)\b"
 )
-_TRIGGER_IS_ORLESS = re.compile(r"(?:\bis|\bare|\bhits?|\breaches|\bsits\s+at|\bat)\s+" + NUM
+_TRIGGER_IS_ORLESS = re.compile(r"(?:\bis|\bare|'s|\bhits?|\breaches|\bsits\s+at|\bat)\s+" + NUM
                                 + r"\s*(?:[a-z]+\s+)?or\s+(?:fewer|less|below|lower|under)\b")
 _TRIGGER_LEAD_LT = re.compile(r"(?:^|[:;,.(\n]\s*)(?:below|under|fewer\s+than|less\s+than)\s+" + APPROX + NUM)  # "...: below 50, order"
 _TRIGGER_NOUN_LT = re.compile(r"(?:stock|inventory|position|level|count|on[\s-]hand|pipeline|in\s+stock|in[\s-]transit|on[\s-]order|"
@@ -346,6 +347,8 @@ _ACK_PER_LOAD = re.compile(r"\b(?:caps?|limits?)\s+(?:each\s+|every\s+|a\s+|the\
                            r"runs?|loads?|trips?|parcels?|batch(?:es)?|consignments?)\s+(?:at|to)\s+" + NUM + r"|\b(?:van|truck|lorry|barge|boat|ship|courier|trailer|ute|pickup|car)\b"
                            r"\D{0,20}?\b(?:takes|carries|holds|fits)\s+(?:only\s+)?" + NUM
                            + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:a|per|each|every)\s+(?:shipment|trip|load|delivery|run|drop|order|crossing))"
+                           r"|\b(?:tanker|truck|lorry|van|barge|boat)\b\D{0,20}?\b(?:brings|delivers)\s+(?:only\s+)?" + NUM
+                           + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:a|per|each|every)\s+(?:shipment|trip|load|delivery|run|drop))"
                            r"|\b(?:run|order|delivery|load|trip|shipment)\s+(?:cap|limit|max(?:imum)?)\s*:\s*" + NUM
                            + r"|\bmax_?order\"?\s*[:=]\s*" + NUM)
 _ACK_PER_ORDER = re.compile(r"\b(?:limit|cap|max(?:imum)?|ceiling)\s+of\s+" + NUM + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an)\s+order)|"
@@ -705,7 +708,7 @@ def parse_policy(text: str, capacity: int | None = None, max_order: int | None =
     section, or the prose around a table of alternatives) when it states a whole policy; where they find no
     policy, the learned advice model (`agents.policy_learned`) when it is sure."""
     said = _json_as_words(text or "") or _formula_as_words(text or "") or _shorthand_as_words(text or "") or \
-        _code_as_words(text or "")
+        _code_as_words(text or "") or _branch_as_words(text or "")
     if _K_SUFFIX.search(said or text or ""):  # "reorder at 1,5k litres and order 4k each time"
         said = _K_SUFFIX.sub(lambda m: f"{float(m.group(1).replace(',', '.')) * 1000:g}", said or text)
     rules = _parse_rules(said or text, capacity, max_order)
@@ -736,16 +739,27 @@ _JSON_BASIS = {"inventory_position": "based on the inventory position", "positio
 
 def _json_as_words(text: str) -> str | None:
     """The policy in a JSON object as the sentence the phrase rules read, or None when there is no such object."""
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        data = json.loads(text[start:end + 1])
-    except ValueError:
+    data, start, end = None, -1, -1
+    for open_, close in (("{", "}"), ("[", "]")):  # an object, or a list of options
+        start, end = text.find(open_), text.rfind(close)
+        if 0 <= start < end:
+            try:
+                data = json.loads(text[start:end + 1])
+                break
+            except ValueError:
+                data = None
+    if data is None:
         return None
     found: list[str] = []
 
     def walk(node: object) -> None:
+        if isinstance(node, str) and node.lstrip().startswith("{"):  # a tool call's arguments, a JSON string
+            try:
+                node = json.loads(node)
+            except ValueError:
+                return
+        if isinstance(node, list) and sum(isinstance(i, dict) and i.get("recommended") is True for i in node) == 1:
+            node = [i for i in node if isinstance(i, dict) and i.get("recommended") is True]  # the option marked
         if isinstance(node, dict):
             for key, value in node.items():
                 role = _JSON_ROLES.get(str(key)) or _JSON_ROLES.get(str(key).lower() if len(str(key)) > 1 else "")
@@ -778,7 +792,8 @@ _TWO_BIN = re.compile(r"\b(?:two|2)\s+bins\s+of\s+(\d+)\b()|"
 _RUN_OUT_FIRST = re.compile(r"\b(?:only\s+)?(?:re)?order\s+(?:only\s+)?(?:when|once|after)\s+(?:you(?:'ve| have)?|you're|the stock has)"
                             r"\s+(?:completely\s+|fully\s+|totally\s+)?(?:run|ran)\s+out\b(?:\s+of\s+\w+)?\s*,?\s*(?:and\s+)?then\s+"
                             r"(?:order|get|buy)\s+(\d+)", re.IGNORECASE)
-_STATE_TABLE = re.compile(r"\b(?:state|inventory|stock|position|x)\s*=?\s*0\s*(?:\.\.|-|\u2013|to)\s*(\d+)\s*(?:->|\u2192|=>|:)\s*"
+_STATE_TABLE = re.compile(r"(?:\b(?:state|inventory|stock|position|x)\s*=?\s*|(?:^|\n)[ \t]*\|[ \t]*)0\s*(?:\.\.|-|\u2013|to)\s*(\d+)\s*"
+                          r"(?:->|\u2192|=>|:|\|)\s*"
                           r"order\s+up\s+to\s+(\d+)", re.IGNORECASE)
 
 
@@ -842,6 +857,29 @@ def _code_as_words(text: str) -> str | None:
     return ". ".join(said) + ". " + notes
 
 
+# a shell test and an order flag: '[ "$stock" -le 12 ] ... place_order --qty 40'
+_SHELL_TEST = re.compile(r"\[\s*\"?\$?\{?([A-Za-z_]\w*)\}?\"?\s+-(le|lt)\s+(\d+)\s*\]")
+_SHELL_QTY = re.compile(r"--(?:qty|quantity|amount|units)[=\s]+(\d+)")
+# a branch that returns a fixed quantity: "if position <= 22 { return 70 }" (an (s, Q) rule)
+_RETURN_Q = re.compile(r"\bif\s*\(?\s*(?P<var>[A-Za-z_]\w*)\s*(?P<op><=|<)\s*(?P<s>\d+)\s*\)?\s*(?:\{|:|then)?\s*\n?\s*"
+                       r"return\s+(?P<Q>\d+)\b", re.IGNORECASE)
+
+
+def _branch_as_words(text: str) -> str | None:
+    """A rule that orders a fixed quantity, written as code (a shell script, a function), as words; the basis is the
+    variable's name or the prose and comments around it."""
+    m, q = _SHELL_TEST.search(text), _SHELL_QTY.search(text)
+    if m and q:
+        var, s = m.group(1), int(m.group(3)) - (1 if m.group(2) == "lt" else 0)
+        said = f"When the {var} falls to {s}, order {q.group(1)}."
+        return said + " " + text[:m.start()] + " " + text[q.end():]
+    m = _RETURN_Q.search(text)
+    if m:
+        s = int(m.group("s")) - (1 if m.group("op") == "<" else 0)
+        return f"When the {m.group('var')} falls to {s}, order {m.group('Q')}. " + text[m.end():]
+    return None
+
+
 def _formula_as_words(text: str) -> str | None:
     """An (s, S) rule in code as the sentence the phrase rules read (None when there is none): the variable's
     name gives the basis (a shelf or on-hand count is on-hand; anything else, e.g. a position, is the position)."""
@@ -850,6 +888,9 @@ def _formula_as_words(text: str) -> str | None:
         return None
     var = m.group("var")
     basis = "on-hand stock only" if _ON_HAND_VAR.search(var) and "order" not in var.lower() else "inventory position"
+    if basis == "inventory position" and not re.search(r"pos|ip\b|pipeline|total|order", var, re.I) \
+            and _ON_HAND.search(text.lower()):
+        basis = "on-hand stock only"  # "count = physical_count()  # shelf only, ignore open orders"
     return (f"{text[:m.start()]} When the {basis} falls to {m.group('s')}, order up to {m.group('S')}. "
             f"{text[m.end():]}")
 
@@ -890,7 +931,7 @@ def _closing_statement(text: str, capacity: int | None, max_order: int | None) -
     if labelled:  # "**Suggested policy:** when your stock falls to 26 hoods, order 14 more."
         parts.append((labelled[-1].group(1), None, "read the labelled policy line (the working before it names other values)"))
     bold = [m.group(1) for m in _BOLD.finditer(text) if len(re.findall(r"\d+", m.group(1))) >= 2]
-    if bold:  # "... so I'd order in boxes of 500 instead: **reorder at 900 cones, order 1,000 (two boxes)**"
+    if len(bold) == 1:  # "... so I'd order in boxes of 500 instead: **reorder at 900 cones, order 1,000 (two boxes)**"
         parts.append((bold[-1], None, "read the last bold statement (the working before it names other values)"))
     fixes = list(_ADVICE_CORRECTION.finditer(text))
     if fixes and fixes[-1].start() > 0:

@@ -370,3 +370,38 @@ def test_updates_rounding_arrows_code_constants_bins_and_weekday_abbreviations(t
 def test_a_range_said_as_anything_from_to_is_a_range():
     parsed = parse_policy("Reorder at 12; the order-up-to level can be anything from 50 to 60.")
     assert parsed.kind == "ss" and parsed.stated_s == 12 and 50 <= parsed.params["S"] <= 60 and "range" in parsed.reason
+
+
+@pytest.mark.parametrize("text, kind, stated_s, params, basis", [
+    ('{"tool_calls": [{"function": {"name": "get_sales", "arguments": "{\\"days\\": 60}"}}, {"function": {"name": '
+     '"set_policy", "arguments": "{\\"policy\\": \\"sS\\", \\"s\\": 9, \\"S\\": 35, \\"basis\\": \\"on_hand\\"}"}}]}',
+     "ss", 9, {"S": 35}, "on_hand"),
+    ('[{"option": "A", "s": 6, "Q": 20, "recommended": false}, {"option": "B", "s": 9, "Q": 20, "recommended": true}]',
+     "sq", 9, {"Q": 20}, "position"),
+    ('```sh\nif [ "$stock" -le 7 ]; then\n  place_order --qty 25\nfi\n```', "sq", 7, {"Q": 25}, "position"),
+    ("```rust\nfn reorder(position: i32) -> i32 {\n    if position <= 16 {\n        return 48\n    }\n    0\n}\n```",
+     "sq", 16, {"Q": 48}, "position"),
+    ("```\nDAILY:\n    n = count_bins()    # shelf only, ignore open orders\n    IF n <= 10:\n        ORDER (35 - n)\n```",
+     "ss", 10, {"S": 35}, "on_hand"),
+    ("+-----------+----------------+\n| Stock     | Action         |\n+-----------+----------------+\n"
+     "| 0 - 8     | order up to 30 |\n| 9 and up  | do nothing     |\n+-----------+----------------+", "ss", 8, {"S": 30},
+     "position"),
+    ("Count only what's physically on the shelf: when it's 12 or less, order up to 40.", "ss", 12, {"S": 40},
+     "on_hand"),
+])
+def test_nested_tool_arguments_a_marked_json_option_shell_and_return_branches_ascii_state_tables(text, kind, stated_s,
+                                                                                                 params, basis):
+    parsed = parse_policy(text)
+    assert parsed.status == "ok" and parsed.kind == kind and parsed.stated_s == stated_s, parsed
+    assert {k: parsed.params[k] for k in params} == params and parsed.basis == basis
+
+
+def test_two_bold_options_without_a_pick_are_no_policy():
+    parsed = parse_policy("Two choices:\n\n1. **Reorder at 5, order 15**: less cash tied up.\n2. **Reorder at 9, order 30**: "
+                          "fewer deliveries.\n\nWhich suits you depends on your cash.")
+    assert parsed.status != "ok"
+
+
+def test_a_per_trip_limit_a_tanker_brings_makes_a_bigger_weekly_order_infeasible():
+    parsed = parse_policy("Order 1,800 litres every Friday. The tanker brings 1,500 max a trip.")
+    assert parsed.status == "infeasible" and "1500" in parsed.reason
