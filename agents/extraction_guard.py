@@ -50,9 +50,10 @@ kwa ya wa siku kila gharama ni
 ve bir bu için gün her sipariş maliyet
 szia nap napot darab darabot és egy hogy nem
 ja ei päivää päivä euroa viisi kolme toimitus kestää dny týden tři pět kusů trvá skladu dodávka objednávka
+är och att det som inte kostar dagar frakten leveranstiden leveranstid kronor beställning
 """.split())
 # script and embedding tags: pasted markup or an injection attempt, never a manager's sentence
-_MARKUP = re.compile(r"<\s*/?\s*(?:script|iframe|object|embed|svg|style|img)\b", re.IGNORECASE)
+_MARKUP = re.compile(r"<\s*/?\s*(?:script|iframe|object|embed|svg|style|img)\b|\bjavascript\s*:|^\s*[=+@]\s*cmd\s*\|", re.IGNORECASE | re.M)
 # an attempt to steer the reader instead of describing the shop: prompt and template injection
 _INJECTION = re.compile(r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier)\s+"
                         r"(?:instructions|prompts?|rules)|\$\{jndi:|\{\{[^{}]{0,40}\}\}|\{%[^%]{0,40}%\}|"
@@ -66,7 +67,12 @@ _INJECTION = re.compile(r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s
                         # an instruction hidden in an HTML comment, a claimed developer's authority
                         r"<!--[^>]{0,200}\b(?:assistant|system|store|set|ignore)\b|"
                         r"\bi(?:'m|\s+am)\s+the\s+(?:developer|admin|administrator|owner|maker)\s+of\s+(?:askopt|this\s+(?:app|system|bot|"
-                        r"assistant|tool))\b|\bi\s+authori[sz]e\s+you\s+to\b", re.IGNORECASE | re.MULTILINE)
+                        r"assistant|tool))\b|\bi\s+authori[sz]e\s+you\s+to\b|"
+                        r"\b(?:disregard|ignore|forget)\s+(?:everything|all)\s+(?:before|above|said\s+before)\b|"
+                        r"\bnew\s+instructions?\s+from\s+the\s+(?:operator|admin|administrator|system|developer)\b|"
+                        r"\bpretend\s+(?:you\s+are|you'?re|to\s+be)\b|"
+                        r"\b(?:translate|summari[sz]e|rewrite)\s+(?:the\s+)?following\b.{0,80}?\b(?:apply|execute|run|store|save)\s+it\b",
+                        re.IGNORECASE | re.MULTILINE)
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 

@@ -122,6 +122,7 @@ _ANCHORS: dict[str, str] = {
                  r"at a time|at once|/\s*(?:order|ordr|po)\b|(?:per|each|a) (?:delivery|shipment|drop|load|run|po)\b|"
                  r"(?:per|each|every|an?|single|one)\s+order\b|biggest order|largest order|truck can carry|"
                  r"order limit|batch(?:es)? of|(?:per|each|every|a|one)\s+(?:batch|ride)\b|max(?:imum)? of|(?<=\d )a time\b|"
+                 r"\bthe most (?:the |our |my )?\w+ (?:sends?|delivers?|brings?|ships?|takes?)\b|"
                  # an in-house run: "25 out of one session at the most", "the most I can get out of a firing"
                  r"out of (?:one|a|each|every|the|a single) (?:session|run|batch|firing|bake|load|trip|go|shift)\b|"
                  r"per (?:session|firing|bake|shift)\b|(?:truck|van|lorry|boat|ute)\w* (?:only )?(?:brings?|carries|takes|"
@@ -229,7 +230,8 @@ _WEAK_LEAD = re.compile(r"supplier|wholesaler|restock|receiv|replenish")
 _MIN_BOUND = re.compile(r"(?:\bat least|\bminimum(?: order)?(?: quantity| size)?(?: of| is)?|\bmin(?:imum)?\.? order\w*"
                         r"(?: of| is)?|\bmoq\b(?: of| is)?|no fewer than|no less than|not less than|"
                         r"(?:won't|will not|doesn't|does not|don't|do not|can't|cannot)\s+(?:take|accept|ship|deliver|do)\s+"
-                        r"(?:an?\s+|any\s+)?orders?\s+(?:under|below|smaller than|less than|of less than))\s*$")
+                        r"(?:an?\s+|any\s+)?orders?\s+(?:under|below|smaller than|less than|of less than)|"
+                        r"(?:won't|will not|doesn't|does not|don't|do not)\s+(?:send|ship|deliver|sell|supply|take)\s+(?:fewer|less)\s+than)\s*$")
 # "3 delivery vans", "2 part-time drivers": counts of things that are not stock (one modifier word allowed)
 _OTHER_THINGS = re.compile(r"\s*(?:[a-z-]+\s+)?(?:vans|trucks|lorries|cars|drivers|vehicles|tills|registers|tables|seats|"
                            r"chairs|desks|counters|floors|rooms|stalls|machines|computers|phones|shifts|owners|"
@@ -431,7 +433,7 @@ _KEY_VALUE = [(re.compile(r"(?:" + p + r")\s*$"), name, kinds) for p, name, kind
 # a pasted table, CSV row or JSON pair: "setup_cost,20,USD", '"order_fee": 15.5' (names as `canonical_name` reads them)
 # (a comma separates a key from its value only in a row of snake_case names: "4 days lead, £30" is prose)
 # (and "order_fee | 22.5" in a pasted query result, "<order_cost currency="vt">2500" in XML)
-_FIELD_KEY = re.compile(r"(?:^|[\s{,\"'&?;])[\"']?(?:([a-z][a-z_]{3,30})[\"']?\s*[:=|]|([a-z]+_[a-z_]+)[\"']?\s*,)\s*$|"
+_FIELD_KEY = re.compile(r"(?:^|[\s{,\"'&?;(])[\"']?(?:([a-z][a-z_]{3,30})[\"']?\s*[:=|]|([a-z]+_[a-z_]+)[\"']?\s*,)\s*$|"
                         r"<([a-z][a-z_]{3,30})(?:\s[^<>]{0,60})?>\s*$")
 
 
@@ -580,7 +582,7 @@ _PERISH_NON = re.compile(r"(?:nothing|none of it|never)\s+(?:is |gets |ever )*(?
 _PERISH_VERB = (r"(?:thrown|throw\w*|wast\w*|bin|bins|binned|binning|discard\w*|chuck\w*|pour\w*|tip\w*|dump\w*|"
                 r"spoil\w*|expir\w*|perr?ish\w*|rot|rots|rotten|go(?:es)? (?:bad|off|stale|out of date)|become bad|"
                 r"die|dies|trash\w*|skip|compost\w*|(?:in|into) the (?:bin|skip|trash)|dr(?:y|ies) out|dried out|deteriorat\w*|"
-                r"go(?:es)? mouldy|go(?:es)? moldy)")
+                r"go(?:es)? mouldy|go(?:es)? moldy|degrad\w*|going (?:bad|off|stale))")
 _PERISH_NEGATED = re.compile(r"\b(?:nothing|nothing's|none of it|none|never|no|not|don't|dont|doesn't|doesnt|do not|does not|"
                              r"won't|wont|nowt|zero)\b(?:\s+(?!(?:sell|sold|sells|selling|use|used|buy|bought|"
                              r"want|wanted|eat|eaten|finish\w*|shift\w*|move\w*)\b)[\w']+){0,5}?\s+" + _PERISH_VERB + r"\b|"
@@ -628,7 +630,7 @@ _BACKLOG = re.compile(r"pick (?:it|them) up (?:later|another day|when)|(?:will|'
                       r"pre[\s-]?order\w*|fill (?:it|the order) (?:later|when)|pick (?:it|them) up when|"
                       r"order it for them|(?:they'll|they will|we) order it|deliver (?:it )?later|"
                       r"reserve\w*|put (?:them|it) on a list|happy to wait|don't mind waiting|\bqueue\w* (?:up )?for\b|"
-                      r"(?<!i'll )(?<!i will )(?<!\bi )(?<!we'll )(?<!don't )(?<!dont )(?<!never )(?<!won't )(?<!not )come back (?:later|for|tomorrow|the next|next|when|once|in a|another day|another time)(?! with)|hold on\b|hang on\b|(?<!the )(?<!a )(?<!each )(?<!every )(?<!one )\bpatient\b(?!s\b| (?:session|care|record|file|room|visit)s?\b)|"
+                      r"(?<!i'll )(?<!i will )(?<!\bi )(?<!we'll )(?<!don't )(?<!dont )(?<!never )(?<!won't )(?<!not )come back (?:later|for|tomorrow|the next|next|when|once|in a|another day|another time)(?! with)|hold on\b|hang on\b(?!\s+to\b)|(?<!the )(?<!a )(?<!each )(?<!every )(?<!one )\bpatient\b(?!s\b| (?:session|care|record|file|room|visit)s?\b)|"
                       r"take (?:their|a|the|his|her) (?:number|name|details|order|contact)|names? (?:down|on a list)|"
                       r"on a (?:waiting )?list|(?:call|ring|phone|text|email|message|contact|notify) (?:them|the "
                       r"customers?|customers?|people) (?:back )?(?:when|once|as soon)|write (?:it|them|the order) "
@@ -638,7 +640,7 @@ _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waitin
                    r"cancel\w* (?:the |their |an? |that day's |that |this |today's )?order|"
                    r"(?:won't|wont|don't|dont|do not|will not|never|can't|cant|nobody|no one|not|doesn't|doesnt|didn't|wouldn't)"
                    r"\s+(?:\w+\s+)?(?:wait\w*|"
-                   r"hold on\b|hang on\b|come back)|\b(?:has|have|drinks?|uses?) (?:it|one|them|that)\b[^.;?]{0,40}\binstead\b|"
+                   r"hold on\b|hang on\b(?!\s+to\b)|come back)|\b(?:has|have|drinks?|uses?) (?:it|one|them|that)\b[^.;?]{0,40}\binstead\b|"
                    r"(?:go|goes|went|head|shop|buy|get|grab|pick|order|take|took|choose|chose|hire)\w*\s+"
                    r"(?:[\w&'-]+\s+){0,8}?instead|\belsewhere\b|something else|another brand|substitut\w*|(?<!i )(?<!we )(?<!i'll )(?<!we'll )switch (?:to|brands)|"
                    r"try (?:the |a )?(?:next|another|other)|don't bother|do without|go without|"
@@ -671,7 +673,7 @@ _LOST = re.compile(r"(?:hate|hates) (?:waiting|to wait)|no point (?:\w+ )?waitin
                    r"\b(?:don't|do not|never|nobody|no one|doesn't|won't|not)\s+(?:\w+\s+)?makes?\s+(?:it|that|them|up)\s*(?:up\b)?|"
                    r"\b(?:two|2|three|3|a few|few|couple of)\s+doors\s+(?:down|up|along)\b|\bgrab\w*\b[^.;]{0,40}\bnext door\b|"
                    r"\b(?:buy|get|go|shop|grab)\w*\s+(?:[\w'&-]+\s+){0,4}?(?:opposite|across the (?:road|street|way))\b|"
-                   r"\bwander(?:s|ed)?\s+off\b|\b(?:have|take|get|grab)s?\s+whatever(?:'s|\s+is)\s+(?:left|there|going)\b|"
+                   r"\bwander(?:s|ed)?\s+off\b|\b(?:just\s+)?go(?:es)?\s+there\s+(?:instead|when\s+(?:i'?m|we'?re)\s+out)\b|\b(?:have|take|get|grab)s?\s+whatever(?:'s|\s+is)\s+(?:left|there|going)\b|"
                    r"\b(?:stall|shop|stand|kiosk|counter|bar|van|we)\s+(?:just\s+)?(?:shuts?|closes?)\s+(?:up\s+)?(?:for the (?:night|day|evening)|early)\b|"
                    r"(?:'ll|will)\s+have\s+(?:[\w&'-]+\s+){1,5}?instead\b")
 _LOST_PLAIN = re.compile(r"\blost[\s_-]?sales?\b|\blost\b")
@@ -680,6 +682,7 @@ _UNKNOWN = re.compile(r"not sure|no idea|don't know|do not know|dunno|no clue|ca
                       r"those|the) (?:number|figure)|you decide|whatever you think")
 _CORRECTION = re.compile(r"(?:^|[.!?]\s)\W*(?:actually|sorry|oops|wait)\b|i meant|correction|let me correct|i misspoke|my mistake|"
                          r"\b(?:they'?ve|they have|he'?s|she'?s|he has|she has)\s+(?:put|pushed|bumped|dropped|cut)\s+it\s+(?:up|down)\b|"
+                         r"\bedit\s*:|\bp\.?\s?s\.?\b|\b(?:is|'s|are)\s+actually\b|\bwell,?\s+it\s+was\b|"
                          r"scratch that|\d\S*\s+(?:\w+\s+){0,3}instead\b|\binstead of\b|i was wrong|to correct|rather than")
 _QUESTION = re.compile(r"^\s*(?:what|how|why|which|can you|could you|do you|what's|is that|does that|explain)\b")
 # a sentence that asks ("what's the difference between lost sale and backlog?", "what if they don't wait?"):

@@ -119,7 +119,7 @@ _CURRENCY_CODES = r"(?:usd|us\$|u\$s|eur|euro?s?|gbp|cad|c\$|aud|a\$|nzd|nz\$|in
     r"reais|ars|clp|uyu|kwanza|kz|aoa|meticais|metical|mzn|kwacha|mwk|zmw|mk|cedis?|ghs|birr|etb|nakfa|" \
     r"ariary|ar|mga|ouguiya|mru|dalasi|leones?|sll|pula|bwp|fbu|bif|frw|rwf|ugx|ush|tzs|cfa|fcfa|xof|xaf|francs?|" \
     r"vatu|vuv|tala|wst|kina|pgk|fjd|fj\$|tt\$|ttd|jmd|j\$|bds\$|bbd|xcd|ec\$|g\$|gyd|srd|htg|gourdes?|nu\.?|btn|" \
-    r"ngultrum|mnt|tugriks?|rufiyaa|mvr|scr|mur|kmf|djf|sos|sdg|ssp|ern|lsl|szl|nad|n\$|xpf|cfp|vt|zig|zwg|zwl|isk|kr\.?|ks\.?|patacas?|maloti|loti|somoni|tjs|konvertibilnih\s+maraka|" \
+    r"ngultrum|mnt|tugriks?|rufiyaa|mvr|scr|mur|kmf|djf|sos|sdg|ssp|ern|lsl|szl|nad|n\$|xpf|cfp|vt|zig|zwg|zwl|isk|kr\.?|ks\.?|krw|patacas?|maloti|loti|somoni|tjs|konvertibilnih\s+maraka|" \
     r"afl\.?|awg|ang|xcg|fl\.|\u5186|\u5143|\u5757|\u0e1a\u0e32\u0e17)"
 # "CAD 40", "Rs. 1,500": a code before the number; "12.50 GBP", "250 rupees": after it (a pattern, then "$")
 _CODES_BEFORE = re.compile(rf"(?<![\w$]){_CURRENCY_CODES}\s?(?=\d)")
@@ -217,7 +217,14 @@ _IDIOMS: list[tuple[str, object]] = [
     (r"\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm)\b|\b\d{1,2}\s+(?:in the morning|in the evening|at night|o'clock)\b",
      " at that hour "),  # times of day are never values ("order before 2pm", "turns up around 7 in the morning")
     (r"\b2day\b", "today"),
-    (r"\bnxt\b", "next"), (r"\bbell[\s-]?(?:shaped|curve[ds]?)\b", "normal"), (r"\bsel\b", "sell"), (r"\bexacly\b", "exactly"), (r"\bvar(?:r)?ation\b", "variation"),
+    (r"\bnxt\b", "next"), (r"\btek\b", "take"), (r"\btekim\b", "takes"),
+    (r"\bready the same (?:morning|day)\b", "ready in 0 days"),  # "batches are ready the same morning we mix them"
+    # "the shelf is full when it has 80 on": a capacity
+    (r"\b(shelf|shelves|rack|cupboard|shed|store ?room|fridge|freezer|cooler|bunker)\s+is\s+full\s+(?:when|at|with)\s+"
+     r"(?:it\s+has\s+)?(\d+)", r"\1 holds \2"),
+    (r"\bplan (for|over) a quarter\b", r"plan \1 90 days"),
+    # a parameter named in a JSON object's field: {"param": "setup_cost", "value": 30}
+    (r"\{\s*\"param(?:eter)?\"\s*:\s*\"(\w+)\"\s*,\s*\"value\"\s*:\s*(\d+(?:\.\d+)?)\s*\}", r"\1: \2."), (r"\bbell[\s-]?(?:shaped|curve[ds]?)\b", "normal"), (r"\bsel\b", "sell"), (r"\bexacly\b", "exactly"), (r"\bvar(?:r)?ation\b", "variation"),
     (r"\ba twelvemonth\b", "365 days"),
     (r"\b(\d+) and a half (?=(?:p|pence|cents?)\b)", r"\1.5 "),  # "two and a half pence"
     # "lead time's nothing, I walk over and carry it back", "they deliver within the week"
@@ -269,7 +276,7 @@ _IDIOMS: list[tuple[str, object]] = [
      r"bought|picked up|collected)\b", r"\1 un\2"),
 
     # a pack described by its weight or volume names the counting unit, never a value: "50 lb sacks", "25 kg bags"
-    (r"\b\d+(?:\.\d+)?\s*-?\s*(?:lb|lbs|kg|kilo|g|oz|l|litre|liter|ml|gallon|pound)s?\s*-?\s*(?=(?:sacks?|bags?|tubs?|bottles?|"
+    (r"\b\d+(?:\.\d+)?\s*-?\s*(?:lb|lbs|kg|kilo|g|oz|l|litre|liter|ml|gallon|pound)s?\s*-?\s*(?=(?:sacks?|bags?|tubs?|bottles?|ones|"
      r"cans?|tins?|jars?|box(?:es)?|drums?|cases?|packs?|buckets?|kegs?|rolls?|blocks?|pails?|jugs?|crates?)\b)", ""),
     # stock on hand is no parameter: "3 left, nothing coming" (a time left keeps its unit: "30 days left")
     (r"\b\d+\s+(?!(?:days?|weeks?|months?|years?|hours?|minutes?)\b)(?:[a-z]+\s+)?left\b(?=\s*(?:[,.;!?]|$|on the|in the (?:shop|store|"
@@ -283,8 +290,10 @@ _IDIOMS: list[tuple[str, object]] = [
     # a store that "takes 40" holds 40 (a duration needs its unit: "the van takes 2 days")
     (r"\b(tank|fridge|freezer|chiller|cooler|shelf|shelves|rack|racking|cellar|shed|cabinet|cupboard|cupbord|cuboard|locker|"
      r"safe|store ?room|stock ?room|back ?room|work ?room|bunker|wall|"
-     r"warehouse|yard|bin|cage|display case|counter)((?:,? which|,? that)? (?:only |still |just )?)(?:takes|keeps|accommodates)\b"
-     r"(?!\s+(?:about\s+)?\d+\s*(?:days?|weeks?|hours?))(?=\s+(?:only\s+|up to\s+|about\s+|around\s+)?\d)", r"\1\2holds"),
+     r"warehouse|yard|bin|cage|display case|counter|feed store|store|barn|garage|loft|hut)((?:,? which|,? that)? (?:only |still |just )?|'ll |\s+will |\s+can )"
+     r"(?:takes|keeps|accommodates|take|hold|fit)\b"
+     r"(?!\s+(?:about\s+)?(?:\d+|" + _NUMWORD + r")\s*(?:days?|weeks?|hours?))"
+     r"(?=\s+(?:only\s+|up to\s+|about\s+|around\s+)?(?:\d|(?:" + _NUMWORD + r")\b))", r"\1\2holds"),
     # a bare store and a bare vehicle with a count: "bunker 60, lorry 40" (the store holds 60, a load is 40)
     (r"\b(bunker|cupboard|cellar|shed|store ?room|stock ?room|back ?room|walk-in|silo)\s+(\d+)\b(?!\s*(?:days?|weeks?|"
      r"hours?|months?|%|[$\u20ac\u00a3]|dollars?|pounds?|euros?|bucks)\b)", r"\1 holds \2"),
@@ -392,6 +401,8 @@ _IDIOMS: list[tuple[str, object]] = [
      "$100"), (r"\ba monkey\b(?=\s+(?:a|an|per|each|every|for)\b)", "$500"), (r"\ba nicker\b", "$1"),
     (r"\ba sawbuck\b", "$10"), (r"\ba benjamin\b", "$100"), (r"\ba c-note\b", "$100"), (r"\ban\.?\s+ayrton\b", "$10"),
     (r"\ba\.?\s+lady\.?\s+godiva\b", "$5"),
+    (r"\ba\.?\s+fin\b", "$5"), (r"\ba\.?\s+jackson\b", "$20"), (r"\ba\.?\s+pavarotti\b", "$10"), (r"\ba lobster\b", "$20"),
+    (r"\ba pineapple\b", "$50"), (r"\ba quarter of a (?:penny|cent)\b", "0.25 cents"),
     # a yes/no question answered in a form: "Goes off? no", "Perishable: yes"
     (r"\b(?:goes off|spoils|perishable|perishes|expires)\s*[?:]\s*(?:no|nope|n)\b", "does not spoil"),
     (r"\b(?:goes off|spoils|perishable|perishes|expires)\s*[?:]\s*(?:yes|yep|y)\b", "perishable"), (r"\btwo bits\b", "25 cents"), (r"\bfour bits\b", "50 cents"),
@@ -528,6 +539,11 @@ def _own_unit(text: str) -> str:
     return re.sub(rf"\b(per|a|an|each|every|for each|for one|/)\s*{unit}(?:\s+position)?\b(?!s)", r"\1 unit", text, flags=re.I)
 
 
+# the manager asks what to order now: the numbers said with it are today's stock
+_ORDER_NOW = re.compile(r"\border how many\b|\bhow many (?:should|do|shall) (?:i|we) (?:order|buy|get)\b|"
+                        r"\bwhat'?s? (?:is )?my order\b|\border or not\b|\bhow much (?:should|do) (?:i|we) order\b")
+# the stock made or fetched in-house, so a "no wait" is about the lead time, not a correction
+_OWN_MAKING = re.compile(r"\b(?:our own|ourselves|in-house|we (?:make|bake|fill|mix|brew|cut|grow|pick))\b")
 # "there's no wait at all between deciding and having it": a lead time of 0
 _NO_WAIT_BETWEEN = re.compile(r"\b(?:there'?s|there is)\s+no\s+waiting\s+(?:on|for)\s+(?:anyone|anybody|a supplier|the supplier|deliveries)\b|"
                               r"\bno wait(?:ing)?(?:\s+at\s+all|\s+whatsoever)?\s+between\s+(?:ordering|deciding|placing|asking|"
@@ -537,6 +553,9 @@ _NO_WAIT_BETWEEN = re.compile(r"\b(?:there'?s|there is)\s+no\s+waiting\s+(?:on|f
 def _prepare(text: str) -> str:
     """Structure before case is lost: list markers removed, run-on sentences split, "R150" (rand) as money."""
     text = _ORG_PROPERTY.sub(r"\1: ", text)
+    # a form's checkboxes (before emoji become separators): the ticked one answers, the empty ones are not said
+    text = re.sub(r"\u2610[^\n\u2611\u2612]*", " ", text)
+    text = re.sub(r"[\u2611\u2612]\s*", " ", text)
     text = _DOTTED_KEY.sub(lambda m: m.group(0).replace(".", " "), text)  # "supplier.lead.days=4"
     text = _CAMEL_KEY.sub(lambda m: re.sub(r"(?<=[a-z])(?=[A-Z])", " ", m.group(1)).lower() + m.group(2), text)
     text = _own_unit(text)
@@ -557,6 +576,12 @@ def normalise_text(text: str) -> str:
     s = " " + _prepare(_money_to_dollars(_LATEX_MATH.sub(r" \1 ", str(text)))).lower().replace("\u2019", "'") + " "
     s = fix_typos(s)
     s = _NO_WAIT_BETWEEN.sub("lead time 0 days ", s)  # before "no wait" reads as a correction cue
+    if _ORDER_NOW.search(s):  # "Got 17 on the shelf, 30 on the lorry. Order how many?": stock now, never a parameter
+        s = re.sub(r"\b\d+\s+(on the (?:shelf|shelves|lorry|truck|van|way|boat|road)|in the (?:post|back(?: room)?|fridge|"
+                   r"stockroom|cupboard|shop))\b", r"some \1", s)
+        s = re.sub(r"\b(on hand|in transit|on order)\s*[:=]?\s*\d+\b", r"\1 some", s)
+    if _OWN_MAKING.search(s):  # "we fill the machine from our own tank, there's no wait at all"
+        s = re.sub(r"\bthere'?s no wait(?:ing)?(?: at all)?\b", "lead time 0 days", s)
     s = _INTERJECTION.sub(", i meant ", s)  # a correction cue inside the same sentence: the later value wins
     for pattern, repl in _IDIOMS:
         s = re.sub(pattern, repl, s)
@@ -566,7 +591,9 @@ def normalise_text(text: str) -> str:
     s = _replace_word_numbers(s)
     # once number words are digits: "a fortnight and a day" (14 days and 1 day), "two and a half pence", "forty smackers"
     s = re.sub(r"\b(\d+) days and (\d+) days?\b", lambda m: f"{int(m.group(1)) + int(m.group(2))} days", s)
-    s = re.sub(r"\b(\d+(?:\.\d+)?)\s+smackers\b", r"$\1", s)
+    s = re.sub(r"\b(\d+(?:\.\d+)?)\s+(?:smackers|bones)\b", r"$\1", s)
+    # "the delivery's twenty-five pounds": pounds next to a fee word are money (else they may be a weight)
+    s = re.sub(r"\b(delivery|fee|carriage|postage|shipping|freight|charge)('s|\s+is)\s+(\d+(?:\.\d+)?)\s+pounds?\b", r"\1\2 $\3", s)
     s = _money_to_dollars(s)  # "three hundred pesos" is money too, once its words are a number
     s = _CENTS_PER_MANY.sub(lambda m: f"${float(m.group(1)) / 100:.10g} ", s)
     s = _PER_MANY.sub(lambda m: f"${float(m.group(1)) / float(m.group(3)):.10g} per {m.group(4)}", s)
@@ -597,7 +624,7 @@ _CHANGED_FROM = re.compile(r"\b((?:went|gone|go|goes|changed|moved|increased|ros
                            + r"\s+to\s+(?=[$\u20ac\u00a3]?\d)")
 _WAS_ASIDE = re.compile(r"\(\s*(?:it\s+)?(?:was|used to be|previously|before|formerly|down from|up from)\s+" + _VAL
                         + r"[^)]{0,20}\)")
-_USED_TO = re.compile(r"\b(used to (?:be|take|cost|charge|run)\s+)(?:about\s+|around\s+)?" + _VAL
+_USED_TO = re.compile(r"\b(used to (?:be|take|cost|charge|run|deliver in|arrive in|come in)\s+)(?:about\s+|around\s+)?" + _VAL
                       + r"(?=[^.;!?]{0,40}?\b(?:now|these days|nowadays)\b)")
 
 

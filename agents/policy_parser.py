@@ -352,6 +352,8 @@ _ACK_PER_LOAD = re.compile(r"\b(?:caps?|limits?)\s+(?:each\s+|every\s+|a\s+|the\
                            r"|\b(?:run|order|delivery|load|trip|shipment)\s+(?:cap|limit|max(?:imum)?)\s*:\s*" + NUM
                            + r"|\bmax_?order\"?\s*[:=]\s*" + NUM)
 _ACK_PER_ORDER = re.compile(r"\b(?:limit|cap|max(?:imum)?|ceiling)\s+of\s+" + NUM + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an)\s+order)|"
+                            r"\bonly\s+(?:ships|sells|delivers|takes|sends|supplies|does|brings)\s+" + NUM
+                            + r"(?=\s*(?:[a-z]+\s+){0,2}?(?:per|a|each|an|in\s+one)\s+(?:order|delivery|trip|load|shipment))|"
                             # "sells at most 1,000 m per order", "will not take more than one parcel of 100 per order"
                             r"\b(?:(?!orders\b|buys\b)[a-z]{2,}s\s+at\s+most\s+|"  # "the mill grinds at most 2 000 kg per run"
                             r"(?:will\s+not|won't|does\s+not|doesn't|do\s+not|don't|cannot|can't)\s+(?:take|accept|sell|ship|deliver|do|"
@@ -371,7 +373,7 @@ _ACK_ROOM_CAPPED = re.compile(r"\b(?:store\s?room|stock\s?room|storage|warehouse
                               + r"|(?:^|\n)[\s*>-]*(?:cold\s+room|store\s?room|stock\s?room|storage|warehouse|cellar|shelf|shelves|"
                               r"fridge|freezer|cooler|locker|tank|space|capacity)\s*:\s*" + NUM
                               + r"|\bmax_?inventory\"?\s*[:=]\s*" + NUM)  # a tool's output: {"max_inventory": 240}
-_NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|cannot\s+recommend|can't\s+recommend|need\s+more\s+information)\b")
+_NO_POLICY = re.compile(r"\b(?:depends|it\s+is\s+hard\s+to\s+say|(?:cannot|can't)\s+(?:\w+ly\s+)?recommend|need\s+more\s+information)\b")
 
 
 _CORRECTED = re.compile(r"\b\d+(?:\.\d+)?(?:\s+[a-z]+)?\s*(?:[-,.;()\u2013\u2014\u2026]+\s*)*(?:(?:no\s+wait|no|sorry|oops|typo|correction|"
@@ -451,6 +453,12 @@ def _normalise(text: str) -> str:
     text = re.sub(r"\b(level|point|quantity|policy)\s+(?:for|from)\s+[a-z' -]{1,30}?(?::|\s+(?=be\s|is\s|should\s|of\s|at\s|=))",
                   r"\1 ", text, flags=re.I)  # "level for X: 20", "point for fan belts be set at 42"
     text = re.sub(r"\s@\s*(?=\d)", " at ", text)  # SMS: "reorder @ 9, order up 2 30"
+    text = re.sub(r"\b(?:an?\s+)?([rsSQ])\s+of\s+(?=\d)", r"\1 = ", text)  # "an r of 12 and a Q of 48"
+    text = re.sub(r"\bthe\s+(\d+)\s+mark\b", r"\1", text)  # "once you hit the 30 mark"
+    text = re.sub(r"\bmin\s*/\s*max\s*[=:]?\s*(\d+)\s*(?:and|/|,|-|to)\s*(\d+)", r"min \1, max \2", text, flags=re.I)
+    text = re.sub(r"\ba\s+gross\b(?!\s+(?:margin|profit|income|revenue|weight|sales))", "144", text, flags=re.I)
+    text = re.sub(r"\\(?:Rightarrow|rightarrow|implies|to)\b", "\u2192", text)  # LaTeX "27.4 \Rightarrow 28"
+    text = re.sub(r"([sSQRr])\^\*", r"\1", text)  # "Q^*"
     text = re.sub(r"(?<=\d)(\s*,?\s*)not\s+\d+(?:\.\d+)?\b(?!\s*(?:or|%))", r"\1", text)  # "it should be 22, not 27"
     # "Order quantity (EOQ, rounded to a full case of 12): 48": the aside between a role and its value
     text = re.sub(r"((?:re-?order\s+point|order[\s-]+up[\s-]+to(?:\s+level)?|order\s+quantity|base[\s-]+stock))\s*\([^()\n]{0,80}\)"
@@ -577,8 +585,14 @@ def _table_rows(text: str) -> str:
         keys = {j: _COLUMN.get(c.lower(), c) for j, c in enumerate(cells) if c in ("s", "S", "Q", "R") or c.lower() in _COLUMN}
         if len(cells) >= 3 and keys and i + 1 < len(lines) and re.match(r"^\s*\|?\s*:?-{2,}", lines[i + 1]):
             i += 2
+            rows = []
             while i < len(lines) and "|" in lines[i]:
-                row = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+                rows.append([c.strip() for c in lines[i].strip().strip("|").split("|")])
+                i += 1
+            picked = [r for r in rows if _ROW_PICKED.search(r[0]) and not _REJECTED.search(r[0])]
+            word_label = len(picked) == 1 and not re.fullmatch(
+                r"(?:option|plan|alternative|choice|scenario|policy)?\s*[a-e1-5]\W*", _ROW_MARK.sub("", picked[0][0]).strip(), re.I)
+            for row in picked if word_label else rows:  # a row marked under a word label ("Balanced ⭐"): that row alone
                 parts = [f"{keys[j]} = {row[j]}" for j in keys if j < len(row)]
                 label = _ROW_MARK.sub("", row[0]).strip()
                 label = re.sub(r"\s*\([^()]*\)$", "", label).strip() or row[0]  # "B (recommended)" -> "B"
@@ -586,7 +600,6 @@ def _table_rows(text: str) -> str:
                 if _ROW_PICKED.search(row[0]) and not _REJECTED.search(row[0]):
                     named = re.match(r"(?:option|plan|alternative|choice|scenario|policy)\s", label, re.I)
                     out.append(f"Recommended: {'' if named else 'policy '}{label}.")  # the row the text marks as its pick
-                i += 1
             continue
         out.append(lines[i])
         i += 1
@@ -789,7 +802,10 @@ _FORMULA = re.compile(r"\b(?:if|when)\s*\(?\s*\$?\s*(?P<var>[A-Za-z_][\w]*)\s*\$
 _TWO_BIN = re.compile(r"\b(?:two|2)\s+bins\s+of\s+(\d+)\b()|"
                       r"\btwo[\s-]bin\b[^.\n]{0,60}?\b(\d+)\s*(?:\w+\s+)?(?:per|in each|in every|each|a)\s+bin\b|"
                       r"\b(\d+)\s*(?:\w+\s+)?(?:per|in each|each)\s+bin\b[^.\n]{0,60}?\btwo[\s-]bin\b", re.IGNORECASE)
-_RUN_OUT_FIRST = re.compile(r"\b(?:only\s+)?(?:re)?order\s+(?:only\s+)?(?:when|once|after)\s+(?:you(?:'ve| have)?|you're|the stock has)"
+_RUN_OUT_FIRST = re.compile(r"\b(?:don'?t|do\s+not|never)\s+(?:re)?order\s+(?:until|till|before)\s+(?:the\s+last\s+(?:one|\w+)(?:'s|\s+is|\s+has)"
+                            r"\s+(?:gone|sold|been\s+sold)|you(?:'ve|\s+have)\s+(?:run|sold)\s+out)\s*,?\s*(?:and\s+)?then\s+(?:order|get|buy)\s+"
+                            r"(\d+)|"
+                            r"\b(?:only\s+)?(?:re)?order\s+(?:only\s+)?(?:when|once|after)\s+(?:you(?:'ve| have)?|you're|the stock has)"
                             r"\s+(?:completely\s+|fully\s+|totally\s+)?(?:run|ran)\s+out\b(?:\s+of\s+\w+)?\s*,?\s*(?:and\s+)?then\s+"
                             r"(?:order|get|buy)\s+(\d+)", re.IGNORECASE)
 _STATE_TABLE = re.compile(r"(?:\b(?:state|inventory|stock|position|x)\s*=?\s*|(?:^|\n)[ \t]*\|[ \t]*)0\s*(?:\.\.|-|\u2013|to)\s*(\d+)\s*"
@@ -804,7 +820,7 @@ def _shorthand_as_words(text: str) -> str | None:
         return f"When the stock falls to {n}, order {n}."  # the first bin empty: the second bin's n are left
     m = _RUN_OUT_FIRST.search(text)
     if m:
-        return f"When the stock falls to 0, order {m.group(1)}."
+        return f"When the stock falls to 0, order {next(g for g in m.groups() if g)}."
     m = _STATE_TABLE.search(text)
     if m and int(m.group(2)) > int(m.group(1)):
         return f"When the stock falls to {m.group(1)}, order up to {m.group(2)}."  # the states that order
@@ -818,8 +834,9 @@ _ON_HAND_VAR = re.compile(r"shelf|on_?hand|in_?stock|stock_?count|onhand", re.IG
 # a unified diff of a config ("-reorder_point = 20 / +reorder_point = 24"): the removed lines are gone
 _DIFF = re.compile(r"^(?:---\s+a/|\+\+\+\s+b/|@@\s)", re.M)
 # a config line ("reorder_point = 24", "order_qty: 60") whose key names a role
-_CONFIG_LINE = re.compile(r"^[ \t]*(?:(?:const|let|var|final|static|int|double|float|export)[ \t]+)*[\"']?([A-Za-z_]+)[\"']?"
-                          r"[ \t]*[=:][ \t]*(\d+(?:\.\d+)?)[ \t,;]*$", re.M)
+_CONFIG_LINE = re.compile(r"^[ \t]*(?:(?:const|let|var|final|static|int|double|float|export|pub|val)[ \t]+)*[\"']?([A-Za-z_]+)[\"']?"
+                          r"(?:[ \t]*:[ \t]*[A-Za-z_]\w*)?[ \t]*[=:][ \t]*(\d+(?:\.\d+)?)[ \t,;]*$", re.M)  # "REORDER_POINT: u32 = 30;"
+_CODE_FENCE = re.compile(r"```[^\n]*\n.*?```", re.S)
 _COMMENT_LINE = re.compile(r"^[ \t]*(?://|#|--|/\*|\*)[ \t]*([^\d\n]*[A-Za-z][^\d\n]*)$", re.M)
 # a pick marked on one line of a list: "2) s=130, S=1,500   <- go with this one"
 _PICK_MARK = re.compile(r"^[ \t]*(?:\d+[.)]|[-*\u2022]|\(?[a-z]\))?[ \t]*(.*?\d.*?)[ \t]*(?:<-+|<=+|\u2190|\u27f5)[ \t]*"
@@ -848,13 +865,15 @@ def _code_as_words(text: str) -> str | None:
                 basis = _JSON_BASIS.get(cells.get("basis", "").lower())
                 out.append(", ".join(said + ([basis] if basis else [])) + ".")
             return " ".join(out)
-    # named keys only, two or more: "S = 60" alone is a line of a worked answer, not a config
-    found = [(_JSON_ROLES.get(k.lower()), v) for k, v in _CONFIG_LINE.findall(text) if len(k) > 1]
+    # named keys only, two or more: "S = 60" alone is a line of a worked answer, not a config; "reorderPoint" too
+    found = [(_JSON_ROLES.get(re.sub(r"(?<=[a-z])(?=[A-Z])", "_", k).lower()), v) for k, v in _CONFIG_LINE.findall(text)
+             if len(k) > 1]
     said = [role.format(v) if "{}" in role else f"{role} {v}" for role, v in found if role]
     if len(said) < 2:
         return None
     notes = " ".join(c.strip(" */") + "." for c in _COMMENT_LINE.findall(text))  # "// based on the shelf count only"
-    return ". ".join(said) + ". " + notes
+    prose = _CODE_FENCE.sub(" ", text) if _CODE_FENCE.search(text) else ""  # "Use the shelf count only" after the code
+    return ". ".join(said) + ". " + notes + " " + re.sub(r"\d", "", prose)
 
 
 # a shell test and an order flag: '[ "$stock" -le 12 ] ... place_order --qty 40'
@@ -903,7 +922,7 @@ _CLOSING_HEAD = re.compile(r"^[ \t>#*_-]*(?:(?:my\s+|the\s+|your\s+)?final\b|rec
                            r"what\s+to\s+do\b|(?:edit|update)\s*:|so\s*:)", re.I | re.M)
 # a correction of the advice itself: "Actually, ... make the reorder point 35 instead", "Sorry, I mixed up your two
 # products: it should be ...", "sorry typo: reorder pt 12"
-_ADVICE_CORRECTION = re.compile(r"(?:^|[.;!?]\s+|\n)\W*(?:actually|sorry|correction|oops|on second thought|scratch that|"
+_ADVICE_CORRECTION = re.compile(r"(?:^|[.;!?]\s+|\n)\W*(?:actually|sorry|correction|oops|on second thought|scratch that|hold on|hang on|"
                                 r"my mistake|let me correct|i mean|wait|update\W|i\s+mistyped|typo\W)", re.I)
 _BOLD = re.compile(r"\*\*([^*\n]{6,200})\*\*")
 # a line led by a bold label that names the answer: "**Suggested policy:** ...", "**Rule:** ...", "**Policy**: ..."

@@ -405,3 +405,32 @@ def test_two_bold_options_without_a_pick_are_no_policy():
 def test_a_per_trip_limit_a_tanker_brings_makes_a_bigger_weekly_order_infeasible():
     parsed = parse_policy("Order 1,800 litres every Friday. The tanker brings 1,500 max a trip.")
     assert parsed.status == "infeasible" and "1500" in parsed.reason
+
+
+@pytest.mark.parametrize("text, kind, stated_s, params, basis", [
+    ("```rust\nconst REORDER_POINT: u32 = 14;\nconst ORDER_UP_TO: u32 = 60;\n```", "ss", 14, {"S": 60}, "position"),
+    ("```swift\nlet reorderPoint = 6\nlet orderQuantity = 18\n```\nUse the shelf count only; don't add deliveries that "
+     "haven't arrived.", "sq", 6, {"Q": 18}, "on_hand"),
+    ("| Policy | s | S | Score |\n|---|---|---|---|\n| Lean | 4 | 15 | 7/10 |\n| Steady ⭐ | 7 | 22 | 9/10 |\n"
+     "| Safe | 10 | 30 | 8/10 |", "ss", 7, {"S": 22}, "position"),
+    ("Reorder at 8, order 30. Hold on, those were last year's numbers. This year: reorder at 11, order 36.", "sq", 11,
+     {"Q": 36}, "position"),
+    ("An r of 9 and a Q of 27 should do.", "sq", 9, {"Q": 27}, "position"),
+    ("Min/max: 15 and 45.", "ss", 15, {"S": 45}, "position"),
+    ("Don't reorder until the last one's gone, then get 12 in.", "sq", 0, {"Q": 12}, "position"),
+    ("Order a gross when you're down to two dozen.", "sq", 24, {"Q": 144}, "position"),
+    ("Once you hit the twenty mark, order up to sixty.", "ss", 20, {"S": 60}, "position"),
+    ("Comandați 30 de bucăți ori de câte ori stocul scade la 9.", "sq", 9, {"Q": 30}, "position"),
+])
+def test_typed_constants_starred_word_rows_hold_on_symbols_min_max_gross_marks_and_romanian(text, kind, stated_s,
+                                                                                          params, basis):
+    parsed = parse_policy(text)
+    assert parsed.status == "ok" and parsed.kind == kind and parsed.stated_s == stated_s, parsed
+    assert {k: parsed.params[k] for k in params} == params and parsed.basis == basis
+
+
+def test_a_declined_recommendation_with_an_adverb_is_no_policy_and_only_ships_is_a_limit():
+    assert parse_policy("Without your sales I can't responsibly recommend a reorder point. Share the last six weeks "
+                        "of sales?").status == "unparseable"
+    parsed = parse_policy("The mill only ships 25 per order, so order 40 whenever you drop below 8.")
+    assert parsed.status == "infeasible" and "(25)" in parsed.reason
