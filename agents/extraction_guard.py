@@ -53,7 +53,8 @@ ja ei päivää päivä euroa viisi kolme toimitus kestää dny týden tři pět
 är och att det som inte kostar dagar frakten leveranstiden leveranstid kronor beställning
 """.split())
 # script and embedding tags: pasted markup or an injection attempt, never a manager's sentence
-_MARKUP = re.compile(r"<\s*/?\s*(?:script|iframe|object|embed|svg|style|img)\b|\bjavascript\s*:|^\s*[=+@]\s*cmd\s*\|", re.IGNORECASE | re.M)
+_MARKUP = re.compile(r"<\s*/?\s*(?:script|iframe|object|embed|svg|style|img)\b|\bjavascript\s*:|^\s*[=+@]\s*cmd\s*\||<!(?:DOCTYPE|ENTITY)\b|"
+                     r"<%|\$\(\s*(?:curl|wget|rm|sh|bash|nc|python)\b|\brm\s+-rf\b", re.IGNORECASE | re.M)
 # an attempt to steer the reader instead of describing the shop: prompt and template injection
 _INJECTION = re.compile(r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier)\s+"
                         r"(?:instructions|prompts?|rules)|\$\{jndi:|\{\{[^{}]{0,40}\}\}|\{%[^%]{0,40}%\}|"
@@ -70,7 +71,7 @@ _INJECTION = re.compile(r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s
                         r"assistant|tool))\b|\bi\s+authori[sz]e\s+you\s+to\b|"
                         r"\b(?:disregard|ignore|forget)\s+(?:everything|all)\s+(?:before|above|said\s+before)\b|"
                         r"\bnew\s+instructions?\s+from\s+the\s+(?:operator|admin|administrator|system|developer)\b|"
-                        r"\bpretend\s+(?:you\s+are|you'?re|to\s+be)\b|"
+                        r"\bpretend\s+(?:you\s+are|you'?re|to\s+be)\b|\bact\s+as\s+my\b|"
                         r"\b(?:translate|summari[sz]e|rewrite)\s+(?:the\s+)?following\b.{0,80}?\b(?:apply|execute|run|store|save)\s+it\b",
                         re.IGNORECASE | re.MULTILINE)
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")

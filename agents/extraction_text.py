@@ -166,7 +166,7 @@ _MINOR_UNITS = {"centavos": 100, "centavo": 100, "centimos": 100, "céntimos": 1
                 "rappen": 100, "centésimos": 100, "centesimos": 100, "chhertum": 100, "chetrum": 100, "kuruş": 100, "kurus": 100, "seniti": 100, "jiao": 10, "centesimi": 100, "fen": 100, "pul": 100,
                 "qəpik": 100, "qapik": 100, "diram": 100, "dirams": 100, "deni": 100, "para": 100, "feninga": 100,
                 "fening": 100, "lisente": 100, "sente": 100, "avos": 100, "butut": 100, "bututs": 100, "santim": 100,
-                "tiyn": 100, "pya": 100, "qindarka": 100, "sentimo": 100, "sentimos": 100, "centai": 100,
+                "tiyn": 100, "tyiyn": 100, "pya": 100, "qindarka": 100, "sentimo": 100, "sentimos": 100, "centai": 100,
                 "centas": 100, "kopiyok": 100, "fillér": 100, "filler": 100, "lepta": 100, "senti": 100, "mongo": 100}
 _MINOR = re.compile(r"(?<![\w$.,])(\d+(?:[.,]\d+)?)\s?(" + "|".join(k for k, v in _MINOR_UNITS.items() if v and k != "cents")
                     + r")\b", re.I)
@@ -403,6 +403,18 @@ _IDIOMS: list[tuple[str, object]] = [
     (r"\ba\.?\s+lady\.?\s+godiva\b", "$5"),
     (r"\ba\.?\s+fin\b", "$5"), (r"\ba\.?\s+jackson\b", "$20"), (r"\ba\.?\s+pavarotti\b", "$10"), (r"\ba lobster\b", "$20"),
     (r"\ba pineapple\b", "$50"), (r"\ba quarter of a (?:penny|cent)\b", "0.25 cents"),
+    (r"\ba\.?\s+hamilton\b", "$10"), (r"\ba\.?\s+lincoln\b", "$5"), (r"\ba\.?\s+grant\b", "$50"), (r"\ba\.?\s+franklin\b", "$100"),
+    (r"\ba cockle\b", "$10"), (r"\ba tenth of a (?:penny|cent)\b", "0.1 cents"), (r"\ba fifth of a (?:penny|cent)\b", "0.2 cents"),
+    # a flat level said with a hedge is no statement that demand never varies: asked
+    (r"\b(?:pretty much|roughly|more or less|about|near enough|mostly|fairly)\s+the same (?:every|each) day\b", "similar most days"),
+    # "walk-ins don't", "fifty-fifty whether they wait": one group waits, another does not
+    (r"(\bwait\w*),\s+((?:the\s+)?[\w-]+(?:\s+[\w-]+)?)\s+(don'?t|won'?t|do not|will not)\s*(?=[.!;]|$)", r"\1 but \2 \3 wait"),
+    (r"\b(?:it'?s\s+)?(?:about\s+)?fifty[\s-]fifty\s+whether\s+they\s+wait(?:\s+for\s+it)?\b", "some wait but others won't wait"),
+    (r"\ba (\d+)[\s-](month|week|day) job\b", r"plan for \1 \2s"),
+    (r"\btrow\b", "throw"), (r"\bhols\b", "holds"), (r"\bchg\b", "charge"),
+    # "Holding/shortage: 4p/£1.20 per unit": two names and their two values, slash-paired
+    (r"\b(holding|storage|shortage|penalty|setup|delivery|ordering)\s*/\s*(holding|storage|shortage|penalty|setup|delivery|ordering)\s*:"
+     r"\s*([^/\n]{1,12}?)\s*/\s*(\S+)", r"\1 \3 and \2 \4"),
     # a yes/no question answered in a form: "Goes off? no", "Perishable: yes"
     (r"\b(?:goes off|spoils|perishable|perishes|expires)\s*[?:]\s*(?:no|nope|n)\b", "does not spoil"),
     (r"\b(?:goes off|spoils|perishable|perishes|expires)\s*[?:]\s*(?:yes|yep|y)\b", "perishable"), (r"\btwo bits\b", "25 cents"), (r"\bfour bits\b", "50 cents"),
@@ -461,6 +473,7 @@ _INTERJECTION = re.compile(r"(?:\.{2,}|\u2026)?\s*\b(?:no|oh|hang on|hold on|erm
                            r"[.!,]?\s*(?:hmm+|well|actually)\s*,?\s*more\s+like\s+(?=[$\u20ac\u00a3]?\d)|"
                            r"\s*[,;\u2014\u2013-]\s*scratch that\s*[,:]?\s*(?=[$\u20ac\u00a3]?\d)|"
                            r",\s*(?:er|erm|um|uh)\s*,\s*(?=[$\u20ac\u00a3]?\d+\s+actually\b)|"  # "max order 60, er, 50 actually"
+                           r",\s*well,\s*(?=[$\u20ac\u00a3]?\d)|"  # "the fee is £20, well, £22 since April"
                            # "fee's 18. sorry, 16", "4 cents a stem. scratch that, 5": the correction opens the next sentence
                            r"[.!]\s*(?:sorry|oops|no|scratch that|correction)\s*[,:!]?\s*(?=[$\u20ac\u00a3]?\d)|"
                            r"(?:^\s*|(?<=[.!?])\s*)wait\s*[,!:\-\u2026]+\s*|"
@@ -553,6 +566,8 @@ _NO_WAIT_BETWEEN = re.compile(r"\b(?:there'?s|there is)\s+no\s+waiting\s+(?:on|f
 def _prepare(text: str) -> str:
     """Structure before case is lost: list markers removed, run-on sentences split, "R150" (rand) as money."""
     text = _ORG_PROPERTY.sub(r"\1: ", text)
+    text = re.sub(r"\s*:=\s*", " = ", text)  # a Makefile's "ORDER_FEE := 18"
+    text = re.sub(r"\s*\.{3,}\s*(?=[$\u20ac\u00a3]?\d)", ": ", text)  # a receipt's "DELIVERY CHG ........ 8.50"
     # a form's checkboxes (before emoji become separators): the ticked one answers, the empty ones are not said
     text = re.sub(r"\u2610[^\n\u2611\u2612]*", " ", text)
     text = re.sub(r"[\u2611\u2612]\s*", " ", text)
@@ -581,7 +596,7 @@ def normalise_text(text: str) -> str:
                    r"stockroom|cupboard|shop))\b", r"some \1", s)
         s = re.sub(r"\b(on hand|in transit|on order)\s*[:=]?\s*\d+\b", r"\1 some", s)
     if _OWN_MAKING.search(s):  # "we fill the machine from our own tank, there's no wait at all"
-        s = re.sub(r"\bthere'?s no wait(?:ing)?(?: at all)?\b", "lead time 0 days", s)
+        s = re.sub(r"\b(?:there'?s\s+|so\s+)no wait(?:ing)?(?: at all)?\b", " lead time 0 days", s)
     s = _INTERJECTION.sub(", i meant ", s)  # a correction cue inside the same sentence: the later value wins
     for pattern, repl in _IDIOMS:
         s = re.sub(pattern, repl, s)
@@ -637,6 +652,8 @@ _CLOCK_TIME = re.compile(r"\b((?:come|comes|came|coming|arrive|arrives|arrived|a
                          r"in the\b|on the dot\b|latest\b|at the latest\b))")
 _SCALE_WORDS = {"hundred": 100, "thousand": 1000, "million": 1e6, "lakh": 1e5, "lakhs": 1e5, "crore": 1e7, "crores": 1e7}
 # "it's 160, not 260": the value said first is the one meant
+# "change the lead time from 4 to 6 days": only the new value is one
+_CHANGE_FROM = re.compile(r"\b(change|update|set|move|put)\s+((?:the|my|our)\s+)?([a-z ]{2,25}?)\s+from\s+" + _VAL + r"\s+to\s+(?=\d)")
 _NOT_OLD = re.compile(r"(?<=\d)(\s*,?\s*)not\s+" + _VAL + r"\b")
 
 
@@ -656,6 +673,7 @@ def _drop_old_values(s: str) -> str:
     s = _WAS_AFTER.sub(r"\1", s)
     s = _NOT_OLD.sub(r"\1", s)
     s = _CHANGED_FROM.sub(r"\1to ", s)
+    s = _CHANGE_FROM.sub(r"\1 \2\3 to ", s)
     s = _WAS_ASIDE.sub(" ", s)
     return _USED_TO.sub(r"\1", s)
 
@@ -728,6 +746,7 @@ _PERIOD_WORDS = [
     (r"(?<!\w)(?:per|a|an|each|every|/)\s*(?:[a-z]+\s+){0,3}?year\b|\byearly\b|\bannual(?:ly)?\b", "year"),
 ]
 _PREFIX_PERIOD = [(r"\bfor (?:1|one) (day|week|month|year)\b(?:\s+\w+){0,3}\s*$", ""),  # "for a month costs $1.20"
+                  (r"\bfor every (day|week|month)\b[^.;$\d]{0,40}$", ""),  # "for every week an order's late we give them 70p"
                   (r"\bdaily\s+(?:\w+\s+){0,4}$", "day"), (r"\bweekly\s+(?:\w+\s+){0,4}$", "week"),
                   (r"\bmonthly\s+(?:\w+\s+){0,4}$", "month"), (r"\bquarterly\s+(?:\w+\s+){0,4}$", "quarter"),
                   (r"\b(?:yearly|annual)\s+(?:\w+\s+){0,8}$", "year"),  # "yearly storage cost for one can is $7.30"

@@ -6,7 +6,7 @@ writer's sentence is never the last one's. What carries from writer to writer is
 ordering, the trigger ("when it falls to"), "up to", the weekdays of a schedule, "physical stock" against "in
 transit", the policy's names (punto de pedido, Meldebestand, titik pesan ulang ...), and the number words. Each of
 those is translated once here, word-bounded, for Spanish, Portuguese, French, Italian, German, Dutch, Indonesian /
-Malay, Turkish, Swahili, and (the ordering words alone) Swedish, Norwegian, Polish, Estonian and Romanian; the rules then read the result as English. Words that are also English or names
+Malay, Turkish, Swahili, and (the ordering words alone) Swedish, Norwegian, Polish, Estonian, Romanian and Czech; the rules then read the result as English. Words that are also English or names
 ("on", "bin", "due", "Lima", "Sept") count as numbers only inside a run of number words.
 """
 
@@ -311,6 +311,9 @@ _PHRASES: list[tuple[str, str]] = [
     (r"ori\s+de\s+c[âa]te\s+ori|de\s+fiecare\s+dat[ăa]\s+c[âa]nd", "whenever"),  # Romanian
     (r"(?:stocul\s+)?scade\s+la|(?:stocul\s+)?ajunge\s+la", "the stock falls to"),
     (r"\bde\s+buc[ăa][țt]i\b", "pieces"),
+    (r"kdykoliv?|poka[žz]d[ée],?\s+kdy[žz]", "whenever"),  # Czech
+    (r"(?:z[áa]soba\s+)?klesne\s+na", "the stock falls to"),
+    (r"\bkus[ůuy]\b", "pieces"),
     (r"baje\s+(?:a|hasta)|caiga\s+(?:a|hasta)|llegue\s+a|bajen\s+(?:a|hasta)|cair\s+para|chegar\s+a|baixar\s+para|"
      r"descend(?:e|ra)?\s+(?:à|a|jusqu'à)|tombe\s+(?:à|a)|arrive\s+à|f[äa]llt\s+auf|sinkt\s+auf|turun\s+(?:ke|jadi|"
      r"sampai)|mencapai|scende\s+a|daalt\s+(?:tot|naar)|inashuka\s+hadi|hadi\s+kufikia|(?:lagret\s+)?n[åa]r|"
@@ -334,7 +337,7 @@ _PHRASES: list[tuple[str, str]] = [
     (r"(?:pida|pide|pidan|pedir|ordene|ordenar|compre|comprar|encargue|encomende|encomendar|pe[çc]a|hagan|haga|"
      r"produza|produzca|commandez(?:-en)?|achetez|bestellen\s+sie|bestellen|bestelle|nachbestellen|ordern|"
      r"ordina(?:te|re|ne|rne)?|best[äa]ll|bestill|zamawiaj|zam[óo]w|acquista(?:te)?|pesan(?:lah)?|beli(?:lah)?|agiza|nunua|bestel|koop|tellige|tellida|telli|"
-     r"comanda[țt]i|comand[ăa])", "order"),
+     r"comanda[țt]i|comand[ăa]|objednejte|objednat|objedn[áa]vejte)", "order"),
     (r"hasta\s+(?:tener|llegar\s+a)|hasta|jusqu'(?:à|a)|até|bis\s+auf|fino\s+a|sampai|hingga|hadi|upp\s+till|"
      r"do\s+poziomu", "up to"),
     (r"d[ée]but\s+de\s+|a\s+partir\s+de", "from "),

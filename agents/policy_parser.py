@@ -175,7 +175,7 @@ _ON_HAND = re.compile(r"on[\s-]?hand|physical\s+(?:[\w-]+\s+)?only|\bcount\s+(?:
                       # "ignore what's on order, just count the cupboard"
                       r"\bgo\s+by\s+what(?:'s|\s+is)\s+(?:in|on)\s+the\b|"
                       r"\b(?:just|only)\s+count\s+(?:the|your|what'?s\s+(?:in|on)\s+the)\s+(?:[\w-]+\s+)?(?:rack|shelf|shelves|cupboard|"
-                      r"cabinet|drawer|bin|shop|store|room|fridge|freezer|cooler|shed|cellar|pantry|stockroom|storeroom|warehouse)\b")
+                      r"cabinet|drawer|bin|shop|store|room|fridge|freezer|cooler|shed|cellar|pantry|stockroom|storeroom|warehouse)s?\b")
 _POSITION = re.compile(r"inventory[\s-]+position|on[\s-]+order|in[\s-]+transit|outstanding|pipeline|incoming|"
                        r"already[\s-]+ordered|position|on[\s-]+the[\s-]+way|en[\s-]+route|not\s+yet\s+(?:arrived|received)|"
                        r"already\s+(?:on\s+(?:the|a)\s+(?:bus|truck|boat|ship|lorry|van|road|plane)|shipped|dispatched|sent|in\s+the\s+post)")
@@ -341,7 +341,7 @@ _ACK_MAX_ORDER = re.compile(r"(?:max(?:imum)?|largest|biggest)\s+(?:single\s+)?o
                             + r"|(?:van|truck|lorry|supplier|vendor|wholesaler)\D{0,20}?(?:carries|delivers|brings|sends|takes|ships)\s+"
                             + NUM + r"(?:\s+[a-z]+)?\s+(?:at\s+most|max(?:imum)?|tops)\b" + r"|\b(?:caps?|capped|limits?|limited)\s+(?:us\s+|each\s+|every\s+|all\s+|the\s+)*"
                             r"(?:orders?|deliveries|shipments?|at)\s+(?:at\s+|to\s+)?" + NUM + r"|(?:won't|will\s+not|doesn't|does\s+not|"
-                            r"can't|cannot|don't|do\s+not)\s+(?:take|accept|ship|deliver|send|do)\s+(?:orders?\s+|more\s+than\s+)?"
+                            r"can't|cannot|don't|do\s+not)\s+(?:take|accept|ship|deliver|send|do|put)\s+(?:orders?\s+|more\s+than\s+)?"
                             r"(?:over|above|more\s+than|bigger\s+than|larger\s+than|beyond)?\s*" + NUM)
 _ACK_PER_LOAD = re.compile(r"\b(?:caps?|limits?)\s+(?:each\s+|every\s+|a\s+|the\s+)?(?:orders?|drops?|deliver(?:y|ies)|shipments?|"
                            r"runs?|loads?|trips?|parcels?|batch(?:es)?|consignments?)\s+(?:at|to)\s+" + NUM + r"|\b(?:van|truck|lorry|barge|boat|ship|courier|trailer|ute|pickup|car)\b"
@@ -455,6 +455,7 @@ def _normalise(text: str) -> str:
     text = re.sub(r"\s@\s*(?=\d)", " at ", text)  # SMS: "reorder @ 9, order up 2 30"
     text = re.sub(r"\b(?:an?\s+)?([rsSQ])\s+of\s+(?=\d)", r"\1 = ", text)  # "an r of 12 and a Q of 48"
     text = re.sub(r"\bthe\s+(\d+)\s+mark\b", r"\1", text)  # "once you hit the 30 mark"
+    text = re.sub(r"\bhow\s+much\s*:\s*(?=\d)", "order ", text, flags=re.I)  # "How much: 120 bags" under "When: every Monday"
     text = re.sub(r"\bmin\s*/\s*max\s*[=:]?\s*(\d+)\s*(?:and|/|,|-|to)\s*(\d+)", r"min \1, max \2", text, flags=re.I)
     text = re.sub(r"\ba\s+gross\b(?!\s+(?:margin|profit|income|revenue|weight|sales))", "144", text, flags=re.I)
     text = re.sub(r"\\(?:Rightarrow|rightarrow|implies|to)\b", "\u2192", text)  # LaTeX "27.4 \Rightarrow 28"
@@ -805,6 +806,8 @@ _TWO_BIN = re.compile(r"\b(?:two|2)\s+bins\s+of\s+(\d+)\b()|"
 _RUN_OUT_FIRST = re.compile(r"\b(?:don'?t|do\s+not|never)\s+(?:re)?order\s+(?:until|till|before)\s+(?:the\s+last\s+(?:one|\w+)(?:'s|\s+is|\s+has)"
                             r"\s+(?:gone|sold|been\s+sold)|you(?:'ve|\s+have)\s+(?:run|sold)\s+out)\s*,?\s*(?:and\s+)?then\s+(?:order|get|buy)\s+"
                             r"(\d+)|"
+                            r"\b(?:only\s+)?(?:re)?order\s+(?:only\s+)?(?:when|once|after)\s+you(?:'ve|\s+have)\s+sold\s+the\s+(?:very\s+)?"
+                            r"last\s+(?:one|\w+)\s*,?\s*(?:and\s+)?then\s+(?:order|get|buy)\s+(\d+)|"
                             r"\b(?:only\s+)?(?:re)?order\s+(?:only\s+)?(?:when|once|after)\s+(?:you(?:'ve| have)?|you're|the stock has)"
                             r"\s+(?:completely\s+|fully\s+|totally\s+)?(?:run|ran)\s+out\b(?:\s+of\s+\w+)?\s*,?\s*(?:and\s+)?then\s+"
                             r"(?:order|get|buy)\s+(\d+)", re.IGNORECASE)
@@ -879,6 +882,8 @@ def _code_as_words(text: str) -> str | None:
 # a shell test and an order flag: '[ "$stock" -le 12 ] ... place_order --qty 40'
 _SHELL_TEST = re.compile(r"\[\s*\"?\$?\{?([A-Za-z_]\w*)\}?\"?\s+-(le|lt)\s+(\d+)\s*\]")
 _SHELL_QTY = re.compile(r"--(?:qty|quantity|amount|units)[=\s]+(\d+)")
+# a fixed quantity as a conditional expression: "stock <= 6 ? 18 : 0"
+_TERNARY_Q = re.compile(r"\b(?P<var>[A-Za-z_]\w*)\s*(?P<op><=|<)\s*(?P<s>\d+)\s*\?\s*(?P<Q>\d+)\s*:\s*0\b")
 # a branch that returns a fixed quantity: "if position <= 22 { return 70 }" (an (s, Q) rule)
 _RETURN_Q = re.compile(r"\bif\s*\(?\s*(?P<var>[A-Za-z_]\w*)\s*(?P<op><=|<)\s*(?P<s>\d+)\s*\)?\s*(?:\{|:|then)?\s*\n?\s*"
                        r"return\s+(?P<Q>\d+)\b", re.IGNORECASE)
@@ -892,17 +897,21 @@ def _branch_as_words(text: str) -> str | None:
         var, s = m.group(1), int(m.group(3)) - (1 if m.group(2) == "lt" else 0)
         said = f"When the {var} falls to {s}, order {q.group(1)}."
         return said + " " + text[:m.start()] + " " + text[q.end():]
-    m = _RETURN_Q.search(text)
+    m = _RETURN_Q.search(text) or _TERNARY_Q.search(text)
     if m:
         s = int(m.group("s")) - (1 if m.group("op") == "<" else 0)
         return f"When the {m.group('var')} falls to {s}, order {m.group('Q')}. " + text[m.end():]
     return None
 
 
+# the same rule as a conditional expression: "shelfCount <= 10 ? 45 - shelfCount : 0" (C#, Dart, JS, Swift)
+_TERNARY = re.compile(r"\b(?P<var>[A-Za-z_]\w*)\s*(?:<=|<)\s*(?P<s>\d+(?:\.\d+)?)\s*\?\s*(?P<S>\d+(?:\.\d+)?)\s*-\s*(?P=var)\b")
+
+
 def _formula_as_words(text: str) -> str | None:
     """An (s, S) rule in code as the sentence the phrase rules read (None when there is none): the variable's
     name gives the basis (a shelf or on-hand count is on-hand; anything else, e.g. a position, is the position)."""
-    m = _FORMULA.search(text)
+    m = _FORMULA.search(text) or _TERNARY.search(text)
     if m is None or float(m.group("S")) <= float(m.group("s")):
         return None
     var = m.group("var")
@@ -1052,7 +1061,8 @@ def _parse_rules(text: str, capacity: int | None = None, max_order: int | None =
     if not choice and _conditional_alternatives(low):
         return ParsedPolicy("unparseable", text, reason="alternatives for different conditions, none picked")
     position = [m for m in _POSITION.finditer(full)
-                if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind|don'?t count|do not count|no need to count|leave out)\b[^.;:]{0,35}$", full[max(0, m.start() - 45):m.start()])]
+                if not re.search(r"\b(?:not|ignore|ignoring|excluding|without|never mind|don'?t count|do not count|no need to count|leave out)\b[^.;:]{0,35}$", full[max(0, m.start() - 45):m.start()])
+                and not re.match(r"\s*(?:\w+\s+){0,2}?(?:are|is)?\s*(?:ignored|excluded|not\s+counted|left\s+out)\b", full[m.end():])]
     basis = "on_hand" if _ON_HAND.search(full) and not position else "position"  # "ignore anything on order": on hand
 
     stated_capacity, stated_max_order = _stated_limits(x)

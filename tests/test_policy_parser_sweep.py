@@ -19,6 +19,13 @@ from agents.policy_parser_eval import evaluate_advice, heldout_ok
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
+def _assert_reads(text, kind, stated_s, params, basis):
+    """The advice parses as `kind` with the stated reorder point, these parameters and this basis."""
+    parsed = parse_policy(text)
+    assert parsed.status == "ok" and parsed.kind == kind and parsed.stated_s == stated_s, parsed
+    assert {k: parsed.params[k] for k in params} == params and parsed.basis == basis
+
+
 
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(SEEDS)
@@ -303,9 +310,7 @@ def test_corrections_and_closing_lines_of_worked_advice(text, kind, stated_s, pa
     ("Order 25 crates whenever the crates on hand plus the crates on order reach 18.", "sq", 18, {"Q": 25}, "position"),
 ])
 def test_advice_written_as_data_a_marked_pick_estonian_and_counting_bases(text, kind, stated_s, params, basis):
-    parsed = parse_policy(text)
-    assert parsed.status == "ok" and parsed.kind == kind and parsed.stated_s == stated_s, parsed
-    assert {k: parsed.params[k] for k in params} == params and parsed.basis == basis
+    _assert_reads(text, kind, stated_s, params, basis)
 
 
 def test_a_single_config_line_in_worked_prose_is_not_read_as_the_whole_policy():
@@ -362,9 +367,7 @@ def test_a_lead_time_a_fee_or_a_safety_stock_is_never_a_stated_capacity(text, ki
     ("Standing order: 18 crates, weekly on Mondays.", "periodic", None, {"T": 7, "Q": 18}, "position"),
 ])
 def test_updates_rounding_arrows_code_constants_bins_and_weekday_abbreviations(text, kind, stated_s, params, basis):
-    parsed = parse_policy(text)
-    assert parsed.status == "ok" and parsed.kind == kind and parsed.stated_s == stated_s, parsed
-    assert {k: parsed.params[k] for k in params} == params and parsed.basis == basis
+    _assert_reads(text, kind, stated_s, params, basis)
 
 
 def test_a_range_said_as_anything_from_to_is_a_range():
@@ -391,9 +394,7 @@ def test_a_range_said_as_anything_from_to_is_a_range():
 ])
 def test_nested_tool_arguments_a_marked_json_option_shell_and_return_branches_ascii_state_tables(text, kind, stated_s,
                                                                                                  params, basis):
-    parsed = parse_policy(text)
-    assert parsed.status == "ok" and parsed.kind == kind and parsed.stated_s == stated_s, parsed
-    assert {k: parsed.params[k] for k in params} == params and parsed.basis == basis
+    _assert_reads(text, kind, stated_s, params, basis)
 
 
 def test_two_bold_options_without_a_pick_are_no_policy():
@@ -424,9 +425,7 @@ def test_a_per_trip_limit_a_tanker_brings_makes_a_bigger_weekly_order_infeasible
 ])
 def test_typed_constants_starred_word_rows_hold_on_symbols_min_max_gross_marks_and_romanian(text, kind, stated_s,
                                                                                           params, basis):
-    parsed = parse_policy(text)
-    assert parsed.status == "ok" and parsed.kind == kind and parsed.stated_s == stated_s, parsed
-    assert {k: parsed.params[k] for k in params} == params and parsed.basis == basis
+    _assert_reads(text, kind, stated_s, params, basis)
 
 
 def test_a_declined_recommendation_with_an_adverb_is_no_policy_and_only_ships_is_a_limit():
@@ -434,3 +433,23 @@ def test_a_declined_recommendation_with_an_adverb_is_no_policy_and_only_ships_is
                         "of sales?").status == "unparseable"
     parsed = parse_policy("The mill only ships 25 per order, so order 40 whenever you drop below 8.")
     assert parsed.status == "infeasible" and "(25)" in parsed.reason
+
+
+@pytest.mark.parametrize("text, kind, stated_s, params, basis", [
+    ("```csharp\n// shelf count only; deliveries in transit are ignored\nint Order(int shelfCount) => shelfCount <= 7 ? "
+     "30 - shelfCount : 0;\n```", "ss", 7, {"S": 30}, "on_hand"),
+    ("```dart\nint reorder(int stock) => stock <= 4 ? 16 : 0;\n```", "sq", 4, {"Q": 16}, "position"),
+    ("**Key points**\n\n**When:** every Thursday morning\n**How much:** 60 boxes, the same every week", "periodic", None,
+     {"T": 7, "Q": 60}, "position"),
+    ("just count whats on the shelves not whats coming. when its 12 or less order 36", "sq", 12, {"Q": 36}, "on_hand"),
+    ("Only order once you've sold the very last one, and then get 8.", "sq", 0, {"Q": 8}, "position"),
+    ("Objednejte 25 kusů, kdykoli zásoba klesne na 7 kusů.", "sq", 7, {"Q": 25}, "position"),
+])
+def test_ternaries_key_takeaways_racks_last_one_sold_and_czech(text, kind, stated_s, params, basis):
+    _assert_reads(text, kind, stated_s, params, basis)
+
+
+def test_wont_put_more_than_n_into_one_order_is_a_stated_limit():
+    parsed = parse_policy("I know the importer won't put more than 40 sheets into one order, but order 55 sheets whenever "
+                          "the rack drops to 20.")
+    assert parsed.status == "infeasible" and "(40)" in parsed.reason
