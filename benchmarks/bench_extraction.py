@@ -30,7 +30,7 @@ from inventory.spec import PARAMETERS  # noqa: E402
 DATA = DEFAULT_CORPUS.parent
 DEV_SETS = ("extraction_corpus.jsonl", "extraction_holdout.jsonl", "extraction_holdout_v2.jsonl")
 BLIND = Path(__file__).resolve().parent.parent / "tests" / "data"  # the blind sets, never training data
-HELDOUT_SETS = ("v22", "v21", "v20", "v19", "v18", "v17", "v16", "v15", "v14", "v13", "v12", "v11", "v10", "v9", "v8", "v7", "v6", "v5", "v4", "v3")  # v22: the last blind set (v3-v22 were each scored once, then spent)
+HELDOUT_SETS = ("v23", "v22", "v21", "v20", "v19", "v18", "v17", "v16", "v15", "v14", "v13", "v12", "v11", "v10", "v9", "v8", "v7", "v6", "v5", "v4", "v3")  # v23: the next blind set (v3-v22 were each scored once, then spent)
 SHORT = {"time_horizon": "T", "demand_type": "type", "demand_distribution": "demand", "perishability": "perish",
          "state_transition_model": "trans", "holding_cost": "h", "penalty_cost": "p", "setup_cost": "K",
          "lead_time": "L", "max_inventory": "Imax", "max_order": "qmax", "risk_tolerance": "risk"}
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--study-seed", default="bench")
     ap.add_argument("--presets", default="expert,typical,vague")
     ap.add_argument("--heldout", action="store_true", help="score a blind held-out set (checksum first)")
-    ap.add_argument("--set", default="v22", choices=HELDOUT_SETS, help="which held-out set (default v22, spent)")
+    ap.add_argument("--set", default="v23", choices=HELDOUT_SETS, help="which held-out set (default v23)")
     ap.add_argument("--skip-dialogues", action="store_true")
     ap.add_argument("--no-check", action="store_true")
     add_llm_arguments(ap)

@@ -26,7 +26,7 @@ from agents.policy_parser_eval import heldout_ok  # noqa: E402  (one scoring rul
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 DEV = DATA / "study_advice_corpus.jsonl"
-HELDOUT_SETS = ("v22", "v21", "v20", "v19", "v18", "v17", "v16", "v15", "v14", "v13", "v12", "v11", "v10", "v9", "v8", "v7", "v6", "v5", "v4", "v3")  # v22: the last blind set (v3-v22 were each scored once, then spent)
+HELDOUT_SETS = ("v23", "v22", "v21", "v20", "v19", "v18", "v17", "v16", "v15", "v14", "v13", "v12", "v11", "v10", "v9", "v8", "v7", "v6", "v5", "v4", "v3")  # v23: the next blind set (v3-v22 were each scored once, then spent)
 TARGET = 0.92
 
 
@@ -41,7 +41,7 @@ def _dev_ok(row: dict) -> bool:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--heldout", action="store_true", help="score a blind held-out advice set (checksum first)")
-    ap.add_argument("--set", default="v22", choices=HELDOUT_SETS, help="which held-out set (default v22, spent)")
+    ap.add_argument("--set", default="v23", choices=HELDOUT_SETS, help="which held-out set (default v23)")
     ap.add_argument("--no-check", action="store_true")
     args = ap.parse_args(argv)
     rows = [json.loads(line) for line in DEV.read_text().splitlines() if line.strip()]

@@ -41,11 +41,11 @@ def test_checksum_mismatch_is_refused(tmp_path):
         verify_checksums(tmp_path)
 
 
-@pytest.mark.parametrize("version", ["v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22"])
+@pytest.mark.parametrize("version", ["v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23"])
 def test_the_blind_sets_are_unchanged_since_they_were_frozen(version):
     # a blind set is scored once; a changed file would make its recorded first score meaningless
     sums = verify_checksums(Path(__file__).parent / "data" / f"heldout_{version}")
-    assert {"manager_utterances.jsonl", "advice_texts.jsonl"} <= set(sums)  # v10-v22 also freeze their PROCEDURE.md
+    assert {"manager_utterances.jsonl", "advice_texts.jsonl"} <= set(sums)  # v10-v23 also freeze their PROCEDURE.md
 
 
 def _reply(table: dict) -> str:
